@@ -1,0 +1,30 @@
+# Installs kiln's headers and libraries and exports them as the CMake package
+# `kiln` (find_package(kiln) then link kiln::kiln).
+include(CMakePackageConfigHelpers)
+
+set(KILN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
+
+foreach(component ir dsl runtime stdlib kernels)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${component}/include/
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def")
+endforeach()
+
+install(TARGETS kiln_ir kiln_runtime kiln_dsl kiln_stdlib kiln
+        EXPORT kilnTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+install(EXPORT kilnTargets
+        NAMESPACE kiln::
+        FILE kilnTargets.cmake
+        DESTINATION ${KILN_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/kilnConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/kilnConfig.cmake
+                              INSTALL_DESTINATION ${KILN_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION}
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/kilnConfig.cmake ${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
+        DESTINATION ${KILN_INSTALL_CMAKEDIR})

@@ -1,0 +1,199 @@
+// Compiling and launching kernels: kl::compile<vector_add<1024>>(options)
+// traces the function once per option set and returns a Kernel whose
+// launch(grid, args…) checks the arguments against the kernel's parameters at
+// C++ compile time.
+#pragma once
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kiln/dsl/value.hpp"
+#include "kiln/runtime/buffer.hpp"
+#include "kiln/runtime/program.hpp"
+
+namespace kiln {
+
+/// The launch grid: number of programs along x, y, z.
+struct Grid {
+  int x = 1, y = 1, z = 1;
+  Grid(int x_, int y_ = 1, int z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+struct CompileOptions {
+  /// Warps per program on GPU backends (recorded in the kernel for them).
+  int num_warps = 4;
+  /// Software-pipelining depth on GPU backends.
+  int num_stages = 3;
+  /// Run the IR passes (canonicalize, CSE, LICM, DCE).
+  bool optimize = true;
+  /// Print the IR after this pass ("all" for every pass) to stderr.
+  std::string dump_after;
+  /// Print each pass's time to stderr.
+  bool timing = false;
+
+  std::string key() const;
+};
+
+namespace detail {
+
+template <auto Fn>
+constexpr std::string_view kernel_display_name() {
+  std::string_view f = __PRETTY_FUNCTION__;
+  auto start = f.find("Fn = ") + 5;
+  auto end = f.find_first_of(";]", start);
+  return f.substr(start, end - start);
+}
+
+template <class F>
+struct signature;
+template <class... P>
+struct signature<void (*)(P...)> {
+  using params = std::tuple<P...>;
+};
+
+/// Traces `body` as a kernel with parameters of the given types, verifies and
+/// optimizes it.
+std::shared_ptr<const runtime::Program> build_program(std::string_view display_name, const std::vector<ir::Type>& params,
+                                                      const std::function<void(const std::vector<ir::Value*>&)>& body,
+                                                      const CompileOptions& options);
+
+template <class T>
+struct is_buffer : std::false_type {};
+template <class T>
+struct is_buffer<Buffer<T>> : std::true_type {
+  using element = T;
+};
+
+template <class Param, class Arg>
+constexpr bool argument_matches() {
+  using A = std::remove_cvref_t<Arg>;
+  if constexpr (Pointer<Param>) {
+    if constexpr (is_buffer<A>::value) return std::is_same_v<typename is_buffer<A>::element, storage_of<pointee_of<Param>>>;
+    else return false;
+  } else if constexpr (std::is_same_v<storage_of<Param>, bool>) {
+    return std::is_same_v<A, bool>;
+  } else if constexpr (ir::is_integer(dtype_of<Param>)) {
+    return std::is_integral_v<A> && !std::is_same_v<A, bool>;
+  } else {
+    return std::is_arithmetic_v<A> && !std::is_same_v<A, bool>;
+  }
+}
+
+/// Launch argument Index must fit kernel parameter Param: pointers take a
+/// Buffer of the same element type, integers take C++ integers, floats take
+/// C++ numbers.
+template <std::size_t Index, class Param, class Arg>
+struct launch_argument_check {
+  static_assert(argument_matches<Param, Arg>(),
+                "kiln: launch argument does not match the kernel parameter (see Index, Param and Arg above)");
+  static constexpr bool value = true;
+};
+
+template <std::size_t Expected, std::size_t Given>
+struct launch_argument_count_check {
+  static_assert(Expected == Given, "kiln: wrong number of launch arguments (see Expected and Given above)");
+  static constexpr bool value = true;
+};
+
+[[noreturn]] void fail_argument_range(std::string_view kernel, std::size_t index, std::string_view dtype, std::string_view value);
+
+template <class Param, class Arg>
+runtime::KernelArgument to_argument(const Arg& a, std::size_t index, std::string_view kernel) {
+  runtime::KernelArgument out;
+  if constexpr (Pointer<Param>) {
+    out.range = a.range("argument " + std::to_string(index));
+    out.bits = out.range.begin;
+  } else {
+    using C = storage_of<Param>;
+    if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+      if (!std::in_range<C>(a)) fail_argument_range(kernel, index, ir::dtype_name(dtype_v<C>), std::to_string(a));
+    }
+    C value = static_cast<C>(a);
+    std::memcpy(&out.bits, &value, sizeof(C));
+  }
+  return out;
+}
+
+template <class... Args>
+Device device_of(const Args&... args) {
+  const Device* found = nullptr;
+  auto visit = [&](const auto& a) {
+    if constexpr (is_buffer<std::remove_cvref_t<decltype(a)>>::value)
+      if (!found) found = &a.device();
+  };
+  (visit(args), ...);
+  return found ? *found : Device::default_device();
+}
+
+}  // namespace detail
+
+/// A compiled kernel with parameters Params….
+template <class... Params>
+class Kernel {
+ public:
+  explicit Kernel(std::shared_ptr<const runtime::Program> program) : program_(std::move(program)) {}
+
+  const runtime::Program& program() const { return *program_; }
+  const std::shared_ptr<const runtime::Program>& program_ptr() const { return program_; }
+  /// The optimized IR.
+  const ir::Function& ir() const { return program_->optimized(); }
+  const std::string& name() const { return program_->display_name(); }
+
+  /// Runs the kernel over `grid` on the device of its buffer arguments.
+  template <class... Args>
+  runtime::LaunchStats launch(Grid grid, const Args&... args) const {
+    return launch_on(detail::device_of(args...), grid, args...);
+  }
+
+  template <class... Args>
+  runtime::LaunchStats launch_on(const Device& device, Grid grid, const Args&... args) const {
+    static_assert(detail::launch_argument_count_check<sizeof...(Params), sizeof...(Args)>::value);
+    return launch_checked(device, grid, std::index_sequence_for<Args...>{}, args...);
+  }
+
+ private:
+  template <std::size_t... I, class... Args>
+  runtime::LaunchStats launch_checked(const Device& device, Grid grid, std::index_sequence<I...>, const Args&... args) const {
+    static_assert((detail::launch_argument_check<I, Params, Args>::value && ...));
+    std::vector<runtime::KernelArgument> marshalled{detail::to_argument<Params>(args, I, name())...};
+    return program_->launch(device, {grid.x, grid.y, grid.z}, marshalled);
+  }
+
+  std::shared_ptr<const runtime::Program> program_;
+};
+
+namespace detail {
+template <auto Fn, class... Params>
+Kernel<Params...> compile_with(std::tuple<Params...>*, const CompileOptions& options) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const runtime::Program>> cache;
+  std::lock_guard lock(mutex);
+  auto& slot = cache[options.key()];
+  if (!slot) {
+    slot = build_program(kernel_display_name<Fn>(), {ir_type<Params>()...},
+                         [](const std::vector<ir::Value*>& args) {
+                           [&]<std::size_t... I>(std::index_sequence<I...>) { Fn(Params(args[I])...); }(std::index_sequence_for<Params...>{});
+                         },
+                         options);
+  }
+  return Kernel<Params...>(slot);
+}
+}  // namespace detail
+
+/// Traces and optimizes kernel function Fn (cached per option set).
+template <auto Fn>
+auto compile(const CompileOptions& options = {}) {
+  using Params = typename detail::signature<decltype(Fn)>::params;
+  return detail::compile_with<Fn>(static_cast<Params*>(nullptr), options);
+}
+
+}  // namespace kiln

@@ -1,0 +1,210 @@
+// Reductions and scans along one axis: the generic reduce / associative_scan
+// with a combine function written in the DSL, and sum, max, min, argmax,
+// argmin, cumsum, cumprod built on them.
+#pragma once
+
+#include <source_location>
+#include <tuple>
+#include <utility>
+
+#include "kiln/dsl/math.hpp"
+#include "kiln/dsl/shape_ops.hpp"
+
+namespace kiln {
+
+/// A compile-time axis: kl::axis<1>.
+template <int A>
+struct axis_t {
+  static constexpr int value = A;
+};
+template <int A>
+inline constexpr axis_t<A> axis{};
+
+/// Keep the reduced axis as a dimension of size 1.
+struct keep_dims_t {};
+inline constexpr keep_dims_t keep_dims{};
+
+namespace detail {
+
+template <class X, int A>
+using reduced_t = value_t<element_t<X>, remove_axis_t<shape_t<X>, A>>;
+
+// Traces `combine` into `region`: its arguments are the region's block
+// arguments (n left elements, then n right elements); it returns one element
+// or a std::tuple of n.
+template <class... Xs, class Combine, std::size_t... I>
+void trace_combine(ir::Block* region, Combine& combine, std::index_sequence<I...>, const std::source_location& loc) {
+  constexpr std::size_t n = sizeof...(Xs);
+  ir::Function& fn = TraceContext::current("reduce").function();
+  std::vector<ir::Value*> args;
+  for (int side = 0; side < 2; ++side)
+    (args.push_back(fn.add_argument(*region, ir_type<element_t<Xs>>())), ...);
+  InsertionScope scope(region);
+  auto result = combine(element_t<Xs>(args[I])..., element_t<Xs>(args[n + I])...);
+  if constexpr (n == 1) {
+    emit_yield({emit_cast(result.value(), dtype_of<element_t<Xs>...>, loc)}, loc);
+  } else {
+    emit_yield({emit_cast(std::get<I>(result).value(), dtype_of<element_t<Xs>>, loc)...}, loc);
+  }
+}
+
+template <int A, class... Xs, class Combine>
+auto reduce_n(const std::tuple<Xs...>& inputs, Combine combine, const std::source_location& loc) {
+  static_assert((axis_check<shape_t<Xs>, A>::value && ...));
+  static_assert(sizeof...(Xs) >= 1);
+  using S0 = shape_t<std::tuple_element_t<0, std::tuple<Xs...>>>;
+  static_assert((std::is_same_v<shape_t<Xs>, S0> && ...), "kiln: reduce inputs must share one shape");
+  std::vector<ir::Value*> operands;
+  std::apply([&](const auto&... x) { (operands.push_back(x.value()), ...); }, inputs);
+  ir::Operation* op = emit_op(ir::OpCode::reduce, operands, {ir_type<reduced_t<Xs, A>>()...}, {{"axis", std::int64_t{A}}}, 1, loc);
+  trace_combine<Xs...>(op->regions[0].get(), combine, std::index_sequence_for<Xs...>{}, loc);
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<reduced_t<Xs, A>...>(reduced_t<Xs, A>(op->result(I))...);
+  }(std::index_sequence_for<Xs...>{});
+}
+
+template <int A, class X>
+auto keep_axis(const X& reduced, const std::source_location& loc) {
+  return expand_dims<A>(reduced, loc);
+}
+
+}  // namespace detail
+
+/// Reduces x along axis A with `combine(a, b)`, an associative function of two
+/// elements written in the DSL. The axis is removed unless keep_dims is given.
+template <Numeric X, int A, class Combine>
+auto reduce(const X& x, axis_t<A>, Combine combine, std::source_location loc = std::source_location::current()) {
+  return std::get<0>(detail::reduce_n<A>(std::tuple<plain_t<X>>(x), combine, loc));
+}
+template <Numeric X, int A, class Combine>
+auto reduce(const X& x, axis_t<A>, Combine combine, keep_dims_t, std::source_location loc = std::source_location::current()) {
+  return detail::keep_axis<A>(reduce(x, axis<A>, combine, loc), loc);
+}
+
+/// Reduces several same-shaped values together: combine takes the n left then
+/// the n right elements and returns a std::tuple of n (argmax combines
+/// values and indices this way).
+template <int A, class... Xs, class Combine>
+auto reduce(const std::tuple<Xs...>& inputs, axis_t<A>, Combine combine, std::source_location loc = std::source_location::current()) {
+  return detail::reduce_n<A>(inputs, combine, loc);
+}
+
+namespace detail {
+// sum accumulates narrow floats in f32 and narrow ints in i32, as Triton does.
+template <Numeric X>
+constexpr ir::DType sum_dtype() {
+  constexpr ir::DType d = dtype_of<X>;
+  if constexpr (ir::is_float(d)) return ir::dtype_bits(d) < 32 ? ir::DType::f32 : d;
+  else if constexpr (ir::is_unsigned_int(d)) return ir::dtype_bits(d) < 32 ? ir::DType::u32 : d;
+  else return ir::dtype_bits(d) < 32 ? ir::DType::i32 : d;
+}
+template <Numeric X>
+auto widen_for_sum(const X& x) {
+  return cast<Scalar<storage_t<sum_dtype<X>()>>>(x);
+}
+}  // namespace detail
+
+/// Sum along axis A (f16/bf16 accumulate in f32, narrow ints in i32).
+template <Numeric X, int A>
+auto sum(const X& x, axis_t<A> ax, std::source_location loc = std::source_location::current()) {
+  return reduce(detail::widen_for_sum(x), ax, [](auto a, auto b) { return a + b; }, loc);
+}
+template <Numeric X, int A>
+auto sum(const X& x, axis_t<A> ax, keep_dims_t, std::source_location loc = std::source_location::current()) {
+  return detail::keep_axis<A>(sum(x, ax, loc), loc);
+}
+/// Sum of all elements.
+template <Numeric X>
+auto sum(const X& x, std::source_location loc = std::source_location::current()) {
+  return sum(reshape<shape_t<X>::numel>(x, loc), axis<0>, loc);
+}
+
+/// Maximum along axis A (NaN if any element is NaN).
+template <Numeric X, int A>
+auto max(const X& x, axis_t<A> ax, std::source_location loc = std::source_location::current()) {
+  return reduce(x, ax, [](auto a, auto b) { return maximum(a, b); }, loc);
+}
+template <Numeric X, int A>
+auto max(const X& x, axis_t<A> ax, keep_dims_t, std::source_location loc = std::source_location::current()) {
+  return detail::keep_axis<A>(max(x, ax, loc), loc);
+}
+template <Numeric X>
+auto max(const X& x, std::source_location loc = std::source_location::current()) {
+  return max(reshape<shape_t<X>::numel>(x, loc), axis<0>, loc);
+}
+
+/// Minimum along axis A (NaN if any element is NaN).
+template <Numeric X, int A>
+auto min(const X& x, axis_t<A> ax, std::source_location loc = std::source_location::current()) {
+  return reduce(x, ax, [](auto a, auto b) { return minimum(a, b); }, loc);
+}
+template <Numeric X, int A>
+auto min(const X& x, axis_t<A> ax, keep_dims_t, std::source_location loc = std::source_location::current()) {
+  return detail::keep_axis<A>(min(x, ax, loc), loc);
+}
+template <Numeric X>
+auto min(const X& x, std::source_location loc = std::source_location::current()) {
+  return min(reshape<shape_t<X>::numel>(x, loc), axis<0>, loc);
+}
+
+namespace detail {
+// Index of the first extreme element along A: reduces (value, index) pairs.
+template <bool Max, Numeric X, int A>
+auto arg_extreme(const X& x, const std::source_location& loc) {
+  using S = shape_t<X>;
+  constexpr std::size_t n = dim_v<S, static_cast<std::size_t>(A)>;
+  auto idx = arange<n>(0, loc);
+  // Put the index along axis A, then broadcast to x's shape.
+  auto shaped = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return value_t<i32, shape<(I == static_cast<std::size_t>(A) ? n : 1)...>>(
+        emit(ir::OpCode::reshape, {idx.value()}, ir_type<value_t<i32, shape<(I == static_cast<std::size_t>(A) ? n : 1)...>>>(), {}, loc));
+  }(std::make_index_sequence<S::rank>{});
+  auto indices = value_t<i32, S>(emit_broadcast(shaped.value(), S::vector(), loc));
+  auto [extreme, index] = reduce(std::tuple<plain_t<X>, decltype(indices)>(x, indices), axis<A>,
+                               [](auto va, auto ia, auto vb, auto ib) {
+                                 auto better = Max ? (vb > va) : (vb < va);
+                                 auto tie = (vb == va) & (ib < ia);
+                                 auto take_b = better | tie;
+                                 return std::tuple(where(take_b, vb, va), where(take_b, ib, ia));
+                               },
+                               loc);
+  return index;
+}
+}  // namespace detail
+
+/// Index (i32) of the maximum along axis A; the first one on ties.
+template <Numeric X, int A>
+auto argmax(const X& x, axis_t<A>, std::source_location loc = std::source_location::current()) {
+  return detail::arg_extreme<true, X, A>(x, loc);
+}
+/// Index (i32) of the minimum along axis A; the first one on ties.
+template <Numeric X, int A>
+auto argmin(const X& x, axis_t<A>, std::source_location loc = std::source_location::current()) {
+  return detail::arg_extreme<false, X, A>(x, loc);
+}
+
+/// Inclusive scan along axis A with an associative `combine(a, b)`;
+/// `reverse` scans from the last element to the first.
+template <Numeric X, int A, class Combine>
+plain_t<X> associative_scan(const X& x, axis_t<A>, Combine combine, bool reverse = false,
+                            std::source_location loc = std::source_location::current()) {
+  static_assert(axis_check<shape_t<X>, A>::value);
+  ir::Operation* op = detail::emit_op(ir::OpCode::scan, {x.value()}, {ir_type<X>()},
+                                      {{"axis", std::int64_t{A}}, {"reverse", std::int64_t{reverse ? 1 : 0}}}, 1, loc);
+  detail::trace_combine<plain_t<X>>(op->regions[0].get(), combine, std::index_sequence<0>{}, loc);
+  return plain_t<X>(op->result(0));
+}
+
+/// Running sum along axis A (in the sum's accumulation dtype).
+template <Numeric X, int A>
+auto cumsum(const X& x, axis_t<A> ax, bool reverse = false, std::source_location loc = std::source_location::current()) {
+  return associative_scan(detail::widen_for_sum(x), ax, [](auto a, auto b) { return a + b; }, reverse, loc);
+}
+
+/// Running product along axis A.
+template <Numeric X, int A>
+auto cumprod(const X& x, axis_t<A> ax, bool reverse = false, std::source_location loc = std::source_location::current()) {
+  return associative_scan(detail::widen_for_sum(x), ax, [](auto a, auto b) { return a * b; }, reverse, loc);
+}
+
+}  // namespace kiln

@@ -1,0 +1,66 @@
+// Tracing a kernel function into a verified, optimized program.
+#include "kiln/dsl/kernel.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+#include "kiln/ir/passes.hpp"
+#include "kiln/ir/verifier.hpp"
+
+namespace kiln {
+
+std::string CompileOptions::key() const {
+  return std::to_string(num_warps) + "/" + std::to_string(num_stages) + "/" + (optimize ? "O" : "-") + "/" + dump_after +
+         "/" + (timing ? "t" : "-");
+}
+
+namespace detail {
+
+namespace {
+// "kernels::vector_add<1024>" -> "vector_add".
+std::string ir_name(std::string_view display) {
+  auto end = display.find('<');
+  std::string_view base = display.substr(0, end);
+  auto colon = base.rfind(':');
+  if (colon != std::string_view::npos) base = base.substr(colon + 1);
+  return std::string(base);
+}
+}  // namespace
+
+std::shared_ptr<const runtime::Program> build_program(std::string_view display_name, const std::vector<ir::Type>& params,
+                                                      const std::function<void(const std::vector<ir::Value*>&)>& body,
+                                                      const CompileOptions& options) {
+  TraceContext ctx(ir_name(display_name));
+  std::vector<ir::Value*> args;
+  for (const ir::Type& t : params) {
+    args.push_back(ctx.function().add_argument(ctx.function().body, t));
+    ctx.function().argument_names.push_back("arg" + std::to_string(args.size() - 1));
+  }
+  body(args);
+  ctx.check_deferred();
+  auto traced = ctx.take_function();
+  try {
+    ir::verify(*traced);
+  } catch (const ir::IRError& e) {
+    throw TraceError("kernel " + traced->name + ": traced IR is invalid: " + e.what());
+  }
+  auto optimized = ir::clone(*traced);
+  if (options.optimize) {
+    ir::PipelineOptions pipeline;
+    pipeline.dump_after = options.dump_after;
+    pipeline.timing = options.timing;
+    // KILN_DUMP=<pass>|all and KILN_PASS_TIMING=1 ask for the same from outside the program.
+    if (const char* dump = std::getenv("KILN_DUMP"); dump && pipeline.dump_after.empty()) pipeline.dump_after = dump;
+    if (const char* timing = std::getenv("KILN_PASS_TIMING"); timing && std::string_view(timing) == "1") pipeline.timing = true;
+    ir::optimize(*optimized, pipeline);
+  }
+  return std::make_shared<runtime::Program>(std::move(traced), std::move(optimized), std::string(display_name));
+}
+
+void fail_argument_range(std::string_view kernel, std::size_t index, std::string_view dtype, std::string_view value) {
+  throw std::invalid_argument("launch " + std::string(kernel) + ": argument " + std::to_string(index) + " is " +
+                              std::string(dtype) + " but the value " + std::string(value) + " does not fit");
+}
+
+}  // namespace detail
+}  // namespace kiln

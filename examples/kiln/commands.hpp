@@ -1,0 +1,36 @@
+// The kiln tool's subcommands.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace kiln::tool {
+
+struct RunArgs {
+  std::string kernel;
+  std::map<std::string, std::int64_t> dims;
+  std::string dtype;
+  std::string device;
+  std::uint64_t seed = 0;
+  bool check = false;
+  bool bench = false;
+  bool json = false;
+};
+
+struct DumpArgs {
+  std::string kernel;
+  std::map<std::string, std::int64_t> dims;
+  std::string dtype;
+  std::string stage = "opt";
+  bool locations = false;
+};
+
+/// Each returns the process exit code; errors are thrown as std::exception
+/// and printed by main as one line.
+int list_kernels();
+int run_kernel(const RunArgs& args);
+int dump_kernel(const DumpArgs& args);
+int show_info();
+
+}  // namespace kiln::tool

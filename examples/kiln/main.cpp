@@ -1,0 +1,88 @@
+// kiln: list, run, check, time and dump the sample kernels.
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <exception>
+#include <iostream>
+
+#include "commands.hpp"
+
+namespace {
+
+// Extra --name value pairs after `run NAME` / `dump NAME` are the kernel's dims.
+std::map<std::string, std::int64_t> parse_dims(const std::vector<std::string>& extras) {
+  std::map<std::string, std::int64_t> dims;
+  for (std::size_t i = 0; i < extras.size(); ++i) {
+    const std::string& flag = extras[i];
+    if (!flag.starts_with("--") || flag.size() < 3) throw std::invalid_argument("unexpected argument '" + flag + "'");
+    std::string name = flag.substr(2), text;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      text = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else {
+      if (i + 1 >= extras.size()) throw std::invalid_argument("--" + name + " needs a value");
+      text = extras[++i];
+    }
+    std::int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size())
+      throw std::invalid_argument("--" + name + " needs an integer, got '" + text + "'");
+    dims[name] = value;
+  }
+  return dims;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: run, check, time and dump tile-language kernels"};
+  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
+  app.require_subcommand(1);
+
+  app.add_subcommand("list", "list the kernels, their dimensions and dtypes");
+
+  kiln::tool::RunArgs run;
+  CLI::App* run_cmd = app.add_subcommand("run", "run a kernel on random inputs: kiln run softmax --rows 1000 --cols 1111 --check");
+  run_cmd->add_option("kernel", run.kernel, "kernel name (see kiln list)")->required();
+  run_cmd->add_option("--dtype", run.dtype, "element dtype (default: the kernel's first)");
+  run_cmd->add_option("--device", run.device, "cpu or cpu:N (default: $KILN_DEVICE or the best present)");
+  run_cmd->add_option("--seed", run.seed, "seed of the random inputs");
+  run_cmd->add_flag("--check", run.check, "compare with the C++ reference; exit 1 above the tolerance");
+  run_cmd->add_flag("--bench", run.bench, "time the launch and print throughput");
+  run_cmd->add_flag("--json", run.json, "print one JSON object");
+  run_cmd->allow_extras();
+
+  kiln::tool::DumpArgs dump;
+  CLI::App* dump_cmd = app.add_subcommand("dump", "print a kernel's IR: kiln dump softmax --stage opt");
+  dump_cmd->add_option("kernel", dump.kernel, "kernel name (see kiln list)")->required();
+  dump_cmd->add_option("--stage", dump.stage, "ir (as traced) or opt (after the IR passes)");
+  dump_cmd->add_option("--dtype", dump.dtype, "element dtype");
+  dump_cmd->add_flag("--locations", dump.locations, "print source locations");
+  dump_cmd->allow_extras();
+
+  app.add_subcommand("info", "show devices, toolchain and version");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
+    std::cerr << "kiln: " << e.what() << " (see kiln --help)\n";
+    return 2;
+  }
+
+  try {
+    if (app.got_subcommand("list")) return kiln::tool::list_kernels();
+    if (app.got_subcommand("info")) return kiln::tool::show_info();
+    if (app.got_subcommand("run")) {
+      run.dims = parse_dims(run_cmd->remaining());
+      return kiln::tool::run_kernel(run);
+    }
+    dump.dims = parse_dims(dump_cmd->remaining());
+    return kiln::tool::dump_kernel(dump);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "kiln: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,35 @@
+// Generic IR passes (one file each) and the pipeline that runs them.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "kiln/ir/ir.hpp"
+
+namespace kiln::ir {
+
+/// Folds constants and applies algebraic simplifications (x+0, x*1, splat of
+/// constant, broadcast to the same shape, loop-carried values yielded
+/// unchanged, if with a constant condition…). Returns true if anything changed.
+bool canonicalize(Function& fn);
+/// Replaces ops identical to an earlier op in a dominating position (same code,
+/// operands, attributes and result types; no side effects, no regions).
+bool eliminate_common_subexpressions(Function& fn);
+/// Removes ops whose results are unused and that have no side effects.
+bool eliminate_dead_code(Function& fn);
+/// Moves side-effect-free ops whose operands are defined outside a `for`
+/// or `while` loop in front of it.
+bool hoist_loop_invariants(Function& fn);
+
+struct PipelineOptions {
+  std::string dump_after;      // pass name, or "all": print the IR after it to `log`
+  bool timing = false;         // print each pass's wall time to `log`
+  bool verify_each = true;     // run the verifier after every pass
+  std::ostream* log = nullptr; // defaults to std::cerr
+};
+
+/// Runs, in order, to a fixed point: canonicalize, cse, licm, dce.
+/// Pass names for `dump_after`: "canonicalize", "cse", "licm", "dce".
+void optimize(Function& fn, const PipelineOptions& options = {});
+
+}  // namespace kiln::ir

@@ -1,0 +1,41 @@
+// IR types: a scalar dtype, a pointer to one, or a tile of either.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/dtype.hpp"
+
+namespace kiln::ir {
+
+using Shape = std::vector<std::int64_t>;
+
+/// `f32`, `ptr<f32>`, `tile<64x32xf16>` or `tile<128xptr<f32>>`: an element
+/// (a dtype, or a pointer to one) and a shape, empty for a scalar.
+struct Type {
+  DType dtype = DType::i32;
+  bool is_pointer = false;
+  Shape shape;
+
+  static Type scalar(DType t) { return {t, false, {}}; }
+  static Type pointer(DType pointee) { return {pointee, true, {}}; }
+  static Type tile(DType t, Shape s) { return {t, false, std::move(s)}; }
+
+  bool is_tile() const { return !shape.empty(); }
+  bool is_scalar() const { return shape.empty(); }
+  std::int64_t numel() const;
+  /// The same element type with another shape.
+  Type with_shape(Shape s) const { return {dtype, is_pointer, std::move(s)}; }
+  /// The element type alone (shape dropped).
+  Type element() const { return {dtype, is_pointer, {}}; }
+  /// Bytes of one element in a register: 8 for pointers.
+  int element_bytes() const { return is_pointer ? 8 : dtype_bytes(dtype); }
+
+  friend bool operator==(const Type&, const Type&) = default;
+};
+
+std::string to_string(const Type& t);
+std::string shape_string(const Shape& s);  // "64x32"
+
+}  // namespace kiln::ir

@@ -1,0 +1,66 @@
+// The generic optimisation pipeline: canonicalize, cse, licm, dce to a fixed
+// point, each pass timed, dumped and verified on request.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "kiln/ir/passes.hpp"
+#include "kiln/ir/printer.hpp"
+#include "kiln/ir/verifier.hpp"
+
+namespace kiln::ir {
+
+namespace {
+
+struct Pass {
+  const char* name;
+  bool (*run)(Function&);
+};
+
+constexpr Pass kPasses[] = {
+    {"canonicalize", canonicalize},
+    {"cse", eliminate_common_subexpressions},
+    {"licm", hoist_loop_invariants},
+    {"dce", eliminate_dead_code},
+};
+
+// Each pass shrinks the kernel or moves ops outward, so the fixed point comes
+// quickly; the cap only guards against two rewrites undoing each other.
+constexpr int kMaxRounds = 10;
+
+bool run_pass(const Pass& pass, Function& fn, const PipelineOptions& options, std::ostream& log) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool changed = pass.run(fn);
+  if (options.timing) {
+    const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.2f", elapsed.count());
+    log << "pass " << pass.name << ": " << ms << " ms\n";
+  }
+  if (options.dump_after == "all" || options.dump_after == pass.name) {
+    log << "// after " << pass.name << "\n";
+    print(log, fn);
+  }
+  if (options.verify_each) {
+    try {
+      verify(fn);
+    } catch (const IRError& e) {
+      throw IRError(std::string("after ") + pass.name + ": " + e.what());
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+void optimize(Function& fn, const PipelineOptions& options) {
+  std::ostream& log = options.log ? *options.log : std::cerr;
+  if (options.verify_each) verify(fn);
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool changed = false;
+    for (const Pass& pass : kPasses) changed |= run_pass(pass, fn, options, log);
+    if (!changed) break;
+  }
+}
+
+}  // namespace kiln::ir

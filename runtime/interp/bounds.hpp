@@ -1,0 +1,28 @@
+// Bounds checks for memory ops: every accessed element must lie inside the
+// memory of the pointer argument it derives from.
+#pragma once
+
+#include <cstdint>
+
+#include "program.hpp"
+
+namespace kiln::runtime::interp {
+
+/// What a checked access touches: the active elements (mask null, or its
+/// element non-zero; `mask_step` 0 reads one mask for all), the first and
+/// last of them, and whether all addresses form one run of consecutive
+/// elements (then [first, last] may be accessed as one block).
+struct Access {
+  std::int64_t active = 0;
+  std::int64_t first = 0;
+  std::int64_t last = -1;
+  bool contiguous = false;
+};
+
+/// Checks the active elements of `addresses`, each `dtype_bytes(ins.dtype)`
+/// wide, against the range of `ins.source` (or of any pointer argument when
+/// the source is mixed). Throws KernelError naming the first offending one.
+Access check_access(const Instr& ins, const Exec& ex, const std::uint64_t* addresses, const std::uint8_t* mask,
+                    std::int64_t mask_step, std::int64_t n);
+
+}  // namespace kiln::runtime::interp

@@ -1,0 +1,465 @@
+// Prepares a kernel for the interpreter: assigns every value a frame slot
+// (reusing memory of dead values), tracks pointer provenance, and binds each
+// op to its typed routine.
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <map>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "fault.hpp"
+#include "program.hpp"
+
+namespace kiln::runtime::interp {
+
+namespace {
+
+constexpr std::size_t kAlignment = 64;
+constexpr int kUndefinedSource = -2;
+
+std::size_t value_bytes(const ir::Type& t) { return static_cast<std::size_t>(t.numel()) * t.element_bytes(); }
+
+/// Ops that compute the same value in every program of a launch: pure,
+/// unable to fault, and reading only arguments, constants and other such
+/// values. They run once per frame instead of once per program.
+std::unordered_set<const ir::Operation*> program_invariant_ops(const ir::Function& fn) {
+  std::unordered_set<const ir::Value*> invariant(fn.body.arguments.begin(), fn.body.arguments.end());
+  std::unordered_set<const ir::Operation*> ops;
+  walk(fn.body, [&](ir::Operation& op) {
+    switch (op.code) {
+      case ir::OpCode::program_id:
+      case ir::OpCode::div:
+      case ir::OpCode::rem:
+      case ir::OpCode::load:
+      case ir::OpCode::store:
+      case ir::OpCode::atomic_rmw:
+      case ir::OpCode::atomic_cas:
+      case ir::OpCode::dot:
+      case ir::OpCode::print:
+      case ir::OpCode::assert:
+      case ir::OpCode::yield:
+        return;
+      default:
+        break;
+    }
+    if (!op.regions.empty()) return;
+    for (const ir::Value* v : op.operands)
+      if (!invariant.count(v)) return;
+    ops.insert(&op);
+    invariant.insert(op.results.begin(), op.results.end());
+  });
+  return ops;
+}
+
+/// addptr(splat(p), offsets) reads p itself (see run_addptr_scalar_base):
+/// the scalar, or null when the op is not such an addptr.
+const ir::Value* splat_base(const ir::Operation& op) {
+  if (op.code != ir::OpCode::addptr) return nullptr;
+  const ir::Operation* def = op.operands[0]->def;
+  return def && def->code == ir::OpCode::splat ? def->operands[0] : nullptr;
+}
+
+/// Splats read only through splat_base: they need not run at all.
+std::unordered_set<const ir::Operation*> unneeded_splats(const ir::Function& fn) {
+  std::unordered_map<const ir::Operation*, bool> only_bases;
+  walk(fn.body, [&](ir::Operation& op) {
+    if (op.code == ir::OpCode::splat) only_bases.emplace(&op, true);
+  });
+  walk(fn.body, [&](ir::Operation& op) {
+    for (std::size_t i = 0; i < op.operands.size(); ++i) {
+      const ir::Operation* def = op.operands[i]->def;
+      if (def && def->code == ir::OpCode::splat && !(i == 0 && splat_base(op))) only_bases[def] = false;
+    }
+  });
+  std::unordered_set<const ir::Operation*> out;
+  for (auto [op, unneeded] : only_bases)
+    if (unneeded) out.insert(op);
+  return out;
+}
+
+/// Live ranges in a pre-order numbering of ops: a value lives from its
+/// defining op to its last use, where a use inside a region that the value
+/// is defined outside of counts as a use at the end of that region's op (it
+/// is read again on every iteration).
+class Liveness {
+ public:
+  Liveness(const ir::Function& fn, const std::unordered_set<const ir::Operation*>& once)
+      : once_(once), def_(fn.value_count(), -1), end_(fn.value_count(), -1) {
+    for (ir::Value* arg : fn.body.arguments) pin(arg);
+    number(fn.body);
+    std::vector<const ir::Operation*> enclosing;
+    record_uses(fn.body, enclosing);
+  }
+
+  int def(const ir::Value* v) const { return def_[v->id]; }
+  int end(const ir::Value* v) const { return end_[v->id]; }
+  int position(const ir::Operation* op) const { return span_.at(op).first; }
+
+ private:
+  void pin(const ir::Value* v) {
+    def_[v->id] = -1;
+    end_[v->id] = INT_MAX;
+  }
+
+  void number(const ir::Block& block) {
+    for (auto& op : block.ops) {
+      const int start = clock_++;
+      for (ir::Value* r : op->results) {
+        def_[r->id] = start;
+        end_[r->id] = start;
+        if (once_.count(op.get())) pin(r);
+      }
+      for (auto& region : op->regions) {
+        for (ir::Value* arg : region->arguments) def_[arg->id] = end_[arg->id] = start;
+        number(*region);
+      }
+      span_[op.get()] = {start, op->regions.empty() ? start : clock_++};
+    }
+  }
+
+  void record_uses(const ir::Block& block, std::vector<const ir::Operation*>& enclosing) {
+    for (auto& op : block.ops) {
+      std::vector<const ir::Value*> reads(op->operands.begin(), op->operands.end());
+      if (const ir::Value* base = splat_base(*op)) reads.push_back(base);
+      for (const ir::Value* v : reads) {
+        int use = span_.at(op.get()).first;
+        for (auto it = enclosing.rbegin(); it != enclosing.rend(); ++it) {
+          auto [start, end] = span_.at(*it);
+          if (def_[v->id] >= start && def_[v->id] <= end) break;
+          use = end;
+        }
+        end_[v->id] = std::max(end_[v->id], use);
+      }
+      for (auto& region : op->regions) {
+        // Block arguments are written at the op's start and read until its end.
+        for (const ir::Value* arg : region->arguments) end_[arg->id] = span_.at(op.get()).second;
+        enclosing.push_back(op.get());
+        record_uses(*region, enclosing);
+        enclosing.pop_back();
+      }
+      for (const ir::Value* r : op->results) end_[r->id] = std::max(end_[r->id], span_.at(op.get()).second);
+    }
+  }
+
+  const std::unordered_set<const ir::Operation*>& once_;
+  std::vector<int> def_, end_;
+  std::unordered_map<const ir::Operation*, std::pair<int, int>> span_;
+  int clock_ = 0;
+};
+
+/// Gives each live range a frame offset; ranges that do not overlap share
+/// memory when their sizes match.
+class SlotAllocator {
+ public:
+  int add(int def, int end, std::size_t bytes) {
+    ranges_.push_back({def, end, (bytes + kAlignment - 1) / kAlignment * kAlignment});
+    return static_cast<int>(ranges_.size()) - 1;
+  }
+
+  /// Returns the frame size; offsets are then available.
+  std::size_t allocate() {
+    std::vector<int> order(ranges_.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return ranges_[a].def < ranges_[b].def; });
+    using Live = std::pair<int, int>;  // end, range index
+    std::priority_queue<Live, std::vector<Live>, std::greater<>> live;
+    std::map<std::size_t, std::vector<std::size_t>> free;
+    offsets_.assign(ranges_.size(), 0);
+    std::size_t top = 0;
+    for (int i : order) {
+      const Range& r = ranges_[i];
+      while (!live.empty() && live.top().first < r.def) {
+        const int done = live.top().second;
+        live.pop();
+        free[ranges_[done].bytes].push_back(offsets_[done]);
+      }
+      auto& pool = free[r.bytes];
+      if (!pool.empty()) {
+        offsets_[i] = pool.back();
+        pool.pop_back();
+      } else {
+        offsets_[i] = top;
+        top += r.bytes;
+      }
+      live.push({r.end, i});
+    }
+    return top;
+  }
+
+  std::size_t offset(int range) const { return offsets_[range]; }
+
+ private:
+  struct Range {
+    int def, end;
+    std::size_t bytes;
+  };
+  std::vector<Range> ranges_;
+  std::vector<std::size_t> offsets_;
+};
+
+int join_source(int a, int b) {
+  if (a == kUndefinedSource) return b;
+  if (b == kUndefinedSource || a == b) return a;
+  return kMixedSource;
+}
+
+/// Which pointer argument each pointer value derives from, iterated to a
+/// fixed point over loop-carried values.
+class Provenance {
+ public:
+  explicit Provenance(const ir::Function& fn) : source_(fn.value_count(), kUndefinedSource) {
+    for (std::size_t i = 0; i < fn.body.arguments.size(); ++i)
+      if (fn.body.arguments[i]->type.is_pointer) source_[fn.body.arguments[i]->id] = static_cast<int>(i);
+    do {
+      changed_ = false;
+      visit(fn.body);
+    } while (changed_);
+  }
+
+  int source(const ir::Value* v) const {
+    const int s = source_[v->id];
+    return s == kUndefinedSource ? kMixedSource : s;
+  }
+
+ private:
+  int of(const ir::Value* v) const { return source_[v->id]; }
+
+  void flow(const ir::Value* to, int from) {
+    if (!to->type.is_pointer) return;
+    const int joined = join_source(source_[to->id], from);
+    if (joined != source_[to->id]) {
+      source_[to->id] = joined;
+      changed_ = true;
+    }
+  }
+
+  static const std::vector<ir::Value*>& yields(const ir::Block& b) {
+    static const std::vector<ir::Value*> none;
+    const ir::Operation* t = b.terminator();
+    return t ? t->operands : none;
+  }
+
+  void visit(const ir::Block& block) {
+    for (auto& op : block.ops) {
+      for (auto& region : op->regions) visit(*region);
+      const auto& in = op->operands;
+      switch (op->code) {
+        case ir::OpCode::splat:
+        case ir::OpCode::broadcast:
+        case ir::OpCode::expand_dims:
+        case ir::OpCode::reshape:
+        case ir::OpCode::trans:
+        case ir::OpCode::addptr:
+        case ir::OpCode::split:
+          for (ir::Value* r : op->results) flow(r, of(in[0]));
+          break;
+        case ir::OpCode::cast:
+        case ir::OpCode::bitcast:
+          flow(op->result(), in[0]->type.is_pointer ? of(in[0]) : kMixedSource);
+          break;
+        case ir::OpCode::join:
+          flow(op->result(), join_source(of(in[0]), of(in[1])));
+          break;
+        case ir::OpCode::select:
+          flow(op->result(), join_source(of(in[1]), of(in[2])));
+          break;
+        case ir::OpCode::for_: {
+          const ir::Block& body = *op->regions[0];
+          for (std::size_t i = 0; i + 3 < in.size() && i + 1 < body.arguments.size(); ++i) {
+            flow(body.arguments[i + 1], of(in[i + 3]));
+            if (i < yields(body).size()) flow(body.arguments[i + 1], of(yields(body)[i]));
+            if (i < op->results.size()) flow(op->results[i], of(body.arguments[i + 1]));
+          }
+          break;
+        }
+        case ir::OpCode::if_:
+          for (std::size_t i = 0; i < op->results.size(); ++i)
+            for (auto& region : op->regions)
+              if (i < yields(*region).size()) flow(op->results[i], of(yields(*region)[i]));
+          break;
+        case ir::OpCode::while_: {
+          const ir::Block& before = *op->regions[0];
+          const ir::Block& after = *op->regions[1];
+          for (std::size_t i = 0; i < in.size() && i < before.arguments.size(); ++i) {
+            flow(before.arguments[i], of(in[i]));
+            if (i < yields(after).size()) flow(before.arguments[i], of(yields(after)[i]));
+            if (i < after.arguments.size()) flow(after.arguments[i], of(before.arguments[i]));
+            if (i < op->results.size()) flow(op->results[i], of(before.arguments[i]));
+          }
+          break;
+        }
+        case ir::OpCode::reduce:
+        case ir::OpCode::scan: {
+          const ir::Block& combine = *op->regions[0];
+          const std::size_t n = in.size();
+          for (std::size_t j = 0; j < n && n + j < combine.arguments.size(); ++j) {
+            for (std::size_t side : {j, n + j}) {
+              flow(combine.arguments[side], of(in[j]));
+              if (j < yields(combine).size()) flow(combine.arguments[side], of(yields(combine)[j]));
+            }
+            if (j < op->results.size()) flow(op->results[j], of(combine.arguments[j]));
+          }
+          break;
+        }
+        default:
+          for (ir::Value* r : op->results) flow(r, kMixedSource);
+      }
+    }
+  }
+
+  std::vector<int> source_;
+  bool changed_ = false;
+};
+
+class Compiler {
+ public:
+  explicit Compiler(const ir::Function& fn)
+      : fn_(fn),
+        once_(program_invariant_ops(fn)),
+        unneeded_(unneeded_splats(fn)),
+        liveness_(fn, once_),
+        provenance_(fn) {
+    slot_range_.assign(fn.value_count(), -1);
+    assign(fn.body.arguments);
+    walk(fn.body, [&](ir::Operation& op) {
+      assign(op.results);
+      for (auto& region : op.regions) assign(region->arguments);
+      if (op.code == ir::OpCode::dot) {
+        const int at = liveness_.position(&op);
+        scratch_range_[&op] = allocator_.add(at, at, dot_scratch_bytes(op));
+      }
+    });
+    frame_bytes_ = allocator_.allocate();
+  }
+
+  Program compile() {
+    Program p;
+    p.name = fn_.name;
+    for (std::size_t i = 0; i < fn_.body.arguments.size(); ++i) {
+      const ir::Value* arg = fn_.body.arguments[i];
+      p.arg_types.push_back(arg->type);
+      const bool named = i < fn_.argument_names.size() && !fn_.argument_names[i].empty();
+      p.arg_names.push_back(named ? fn_.argument_names[i] : "%" + std::to_string(arg->id));
+      p.arg_slots.push_back(slot(arg));
+    }
+    p.body = compile_block(fn_.body, p.init);
+    p.frame_bytes = frame_bytes_;
+    return p;
+  }
+
+ private:
+  void assign(const std::vector<ir::Value*>& values) {
+    for (const ir::Value* v : values)
+      slot_range_[v->id] = allocator_.add(liveness_.def(v), liveness_.end(v), value_bytes(v->type));
+  }
+
+  SlotRef slot(const ir::Value* v) const {
+    return {allocator_.offset(slot_range_[v->id]), value_bytes(v->type), v->type.element_bytes()};
+  }
+
+  std::vector<SlotRef> slots(const std::vector<ir::Value*>& values) const {
+    std::vector<SlotRef> out;
+    for (const ir::Value* v : values) out.push_back(slot(v));
+    return out;
+  }
+
+  Body compile_block(const ir::Block& block, std::vector<Instr>& init) {
+    Body body;
+    body.args = slots(block.arguments);
+    const ir::Operation* terminator = block.parent ? block.terminator() : nullptr;
+    if (terminator) body.yields = slots(terminator->operands);
+    for (auto& op : block.ops) {
+      if (op.get() == terminator || unneeded_.count(op.get())) continue;
+      Instr ins = compile_op(*op, init);
+      (once_.count(op.get()) ? init : body.code).push_back(std::move(ins));
+    }
+    return body;
+  }
+
+  Instr compile_op(const ir::Operation& op, std::vector<Instr>& init) {
+    Instr ins;
+    ins.code = op.code;
+    ins.loc = ir::to_string(op.loc);
+    ins.in = slots(op.operands);
+    ins.out = slots(op.results);
+    ins.n = op.results.empty() ? 0 : op.results[0]->type.numel();
+    if (!op.operands.empty() && op.operands[0]->type.is_pointer) {
+      ins.source = provenance_.source(op.operands[0]);
+      ins.dtype = op.operands[0]->type.dtype;
+    }
+    if (const ir::Value* base = splat_base(op)) {
+      ins.in[0] = slot(base);
+      ins.scalar_base = true;
+    }
+    if (auto it = scratch_range_.find(&op); it != scratch_range_.end())
+      ins.scratch = {allocator_.offset(it->second), dot_scratch_bytes(op), 1};
+    for (auto& region : op.regions) ins.regions.push_back(compile_block(*region, init));
+    switch (op.code) {
+      case ir::OpCode::constant:
+      case ir::OpCode::program_id:
+      case ir::OpCode::num_programs:
+      case ir::OpCode::arange:
+      case ir::OpCode::splat:
+      case ir::OpCode::broadcast:
+      case ir::OpCode::expand_dims:
+      case ir::OpCode::reshape:
+      case ir::OpCode::trans:
+      case ir::OpCode::join:
+      case ir::OpCode::split:
+        bind_shape(op, ins);
+        break;
+      case ir::OpCode::cast:
+      case ir::OpCode::bitcast:
+        bind_cast(op, ins);
+        break;
+      case ir::OpCode::addptr:
+      case ir::OpCode::load:
+      case ir::OpCode::store:
+        bind_memory(op, ins);
+        break;
+      case ir::OpCode::atomic_rmw:
+      case ir::OpCode::atomic_cas:
+        bind_atomic(op, ins);
+        break;
+      case ir::OpCode::dot:
+        bind_dot(op, ins);
+        break;
+      case ir::OpCode::reduce:
+      case ir::OpCode::scan:
+        bind_reduce(op, ins);
+        break;
+      case ir::OpCode::for_:
+      case ir::OpCode::if_:
+      case ir::OpCode::while_:
+        bind_control(op, ins);
+        break;
+      case ir::OpCode::print:
+      case ir::OpCode::assert:
+        bind_debug(op, ins);
+        break;
+      case ir::OpCode::yield:
+        unsupported(op, "a yield must end a region");
+      default:
+        bind_elementwise(op, ins);
+    }
+    return ins;
+  }
+
+  const ir::Function& fn_;
+  std::unordered_set<const ir::Operation*> once_;      // run once per frame
+  std::unordered_set<const ir::Operation*> unneeded_;  // never run
+  Liveness liveness_;
+  Provenance provenance_;
+  SlotAllocator allocator_;
+  std::vector<int> slot_range_;
+  std::unordered_map<const ir::Operation*, int> scratch_range_;
+  std::size_t frame_bytes_ = 0;
+};
+
+}  // namespace
+
+Program build_program(const ir::Function& fn) { return Compiler(fn).compile(); }
+
+}  // namespace kiln::runtime::interp

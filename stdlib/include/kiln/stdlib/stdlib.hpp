@@ -1,0 +1,5 @@
+// The standard library: tile-level functions written in the language itself.
+#pragma once
+
+#include "kiln/stdlib/activations.hpp"
+#include "kiln/stdlib/random.hpp"

@@ -1,0 +1,221 @@
+// Mistakes in kernels written with the DSL, and bad launches, give one line
+// naming the kernel, the problem and the source line (checked verbatim):
+// assignments across runtime control flow, values escaping a loop, tile
+// conditions, break out of kl::range, bad program_id axes at trace time;
+// out-of-bounds loads and failing device_asserts at run time; bad grids and
+// out-of-range integer arguments at launch.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.hpp"
+
+namespace error_kernels {
+
+namespace kl = kiln;
+
+// The line of the statement each kernel expects to fail, recorded (with
+// __LINE__ on that same line) while the kernel is traced.
+int failing_line = 0;
+
+void assign_in_loop(kl::Ptr<kl::f32> out, kl::i32 n) {
+  auto acc = kl::zeros<kl::f32, 16>();
+  for (auto k : kl::range(0, n)) {
+    failing_line = __LINE__; acc += kl::cast<kl::f32>(k);
+  }
+  kl::store(out + kl::arange<16>(), acc);
+}
+
+void assign_in_branch(kl::Ptr<kl::f32> out, kl::i32 n) {
+  auto value = kl::f32(1.0f);
+  kl::if_(n > 0, [&] { failing_line = __LINE__; value *= 2.0f; });
+  kl::store(out, value);
+}
+
+void use_after_loop(kl::Ptr<kl::f32> out, kl::i32 n) {
+  std::optional<kl::f32> inner;
+  for (auto k : kl::range(0, n)) inner.emplace(kl::cast<kl::f32>(k));
+  failing_line = __LINE__; kl::store(out, *inner);
+}
+
+void tile_condition_if(kl::Ptr<kl::f32> out, kl::i32 n) {
+  auto offs = kl::arange<16>();
+  failing_line = __LINE__; kl::if_(offs < n, [&] { kl::store(out + offs, 1.0f); });
+}
+
+void tile_condition_while(kl::Ptr<kl::f32> out, kl::i32 n) {
+  auto offs = kl::arange<16>();
+  failing_line = __LINE__; kl::while_([&] { return offs < n; }, [&] { kl::store(out + offs, 1.0f); });
+}
+
+void break_out_of_range(kl::Ptr<kl::f32> out, kl::i32 n) {
+  failing_line = __LINE__; for (auto k : kl::range(0, n)) {
+    kl::store(out + k, 1.0f);
+    break;
+  }
+}
+
+void program_id_axis_3(kl::Ptr<kl::i32> out) {
+  failing_line = __LINE__; kl::store(out, kl::program_id(3));
+}
+
+// 16 elements per program, no mask.
+void unmasked_load(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out) {
+  auto offs = kl::program_id(0) * 16 + kl::arange<16>();
+  failing_line = __LINE__; auto v = kl::load(x + offs);
+  kl::store(out + offs, v);
+}
+
+void load_before_start(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out) {
+  auto offs = kl::arange<16>();
+  failing_line = __LINE__; auto v = kl::load(x + (offs - 3));
+  kl::store(out + offs, v);
+}
+
+void positive_inputs(kl::Ptr<kl::f32> x, kl::i32 n) {
+  auto offs = kl::program_id(0) * 16 + kl::arange<16>();
+  auto v = kl::load(x + offs, offs < n, {.other = 1.0});
+  failing_line = __LINE__; kl::device_assert(v > 0.0f, "inputs must be positive");
+}
+
+void fill(kl::Ptr<kl::f32> out, kl::i32 n) { kl::store(out + kl::arange<16>(), kl::cast<kl::f32>(n)); }
+
+void fill_unsigned(kl::Ptr<kl::f32> out, kl::u32 n) { kl::store(out + kl::arange<16>(), kl::cast<kl::f32>(n)); }
+
+}  // namespace error_kernels
+
+namespace {
+
+namespace kl = kiln;
+using error_kernels::failing_line;
+
+template <auto Fn>
+std::string trace_error() {
+  try {
+    kl::compile<Fn>();
+  } catch (const kl::TraceError& e) {
+    return e.what();
+  }
+  return "<traced without error>";
+}
+
+std::string at_line(int line) { return "dsl_error_test.cpp:" + std::to_string(line); }
+
+const std::string kUseVar =
+    "assignment inside a runtime loop or branch to a value declared outside it; declare it as kl::Var to carry it "
+    "across iterations and branches";
+
+TEST(TraceError, AssignmentToPlainValueInsideRange) {
+  const std::string got = trace_error<error_kernels::assign_in_loop>();
+  EXPECT_EQ(got, "kernel assign_in_loop: " + kUseVar + " (" + at_line(failing_line) + ")");
+}
+
+TEST(TraceError, AssignmentToPlainValueInsideIf) {
+  const std::string got = trace_error<error_kernels::assign_in_branch>();
+  EXPECT_EQ(got, "kernel assign_in_branch: " + kUseVar + " (" + at_line(failing_line) + ")");
+}
+
+TEST(TraceError, ValueFromInsideALoopUsedAfterIt) {
+  const std::string got = trace_error<error_kernels::use_after_loop>();
+  EXPECT_EQ(got,
+            "kernel use_after_loop: store: uses a value computed inside a runtime loop or branch outside of it; declare "
+            "the variable before the loop as kl::Var to carry it out (" + at_line(failing_line) + ")");
+}
+
+TEST(TraceError, TileConditionOfIf) {
+  const std::string got = trace_error<error_kernels::tile_condition_if>();
+  EXPECT_EQ(got, "kernel tile_condition_if: if_: the condition must be a scalar i1, got tile<16xi1>; reduce it first "
+                 "(e.g. kl::max of the mask) (" + at_line(failing_line) + ")");
+}
+
+TEST(TraceError, TileConditionOfWhile) {
+  const std::string got = trace_error<error_kernels::tile_condition_while>();
+  EXPECT_EQ(got, "kernel tile_condition_while: while_: the condition must be a scalar i1, got tile<16xi1>; reduce it "
+                 "first (e.g. kl::max of the mask) (" + at_line(failing_line) + ")");
+}
+
+TEST(TraceError, BreakOutOfRange) {
+  const std::string got = trace_error<error_kernels::break_out_of_range>();
+  EXPECT_EQ(got, "kernel break_out_of_range: the body of a kl::range loop was left early (break, return or goto); use "
+                 "kl::while_ for loops that stop early (" + at_line(failing_line) + ")");
+}
+
+TEST(TraceError, ProgramIdAxis3) {
+  const std::string got = trace_error<error_kernels::program_id_axis_3>();
+  EXPECT_EQ(got, "kernel program_id_axis_3: program_id: axis must be 0, 1 or 2, got 3 (" + at_line(failing_line) + ")");
+}
+
+template <class Launch>
+std::string kernel_error(Launch launch) {
+  try {
+    launch();
+  } catch (const kiln::runtime::KernelError& e) {
+    return e.what();
+  }
+  return "<ran without error>";
+}
+
+TEST(KernelError, UnmaskedLoadPastTheEnd) {
+  const auto kernel = kl::compile<error_kernels::unmasked_load>();
+  const int line = failing_line;
+  // Program 1 reads elements 16..31 of a buffer of 20.
+  auto x = kl::Buffer<float>::from(std::vector<float>(20, 1.5f));
+  kl::Buffer<float> out(32);
+  EXPECT_EQ(kernel_error([&] { kernel.launch(kl::Grid(2), x, out); }),
+            "kernel unmasked_load: load out of bounds at " + at_line(line) +
+                ": element offset 20 is past the end of 'argument 0' (20 elements of f32)");
+}
+
+TEST(KernelError, UnmaskedLoadBeforeTheStart) {
+  const auto kernel = kl::compile<error_kernels::load_before_start>();
+  const int line = failing_line;
+  auto x = kl::Buffer<float>::from(std::vector<float>(16, 1.5f));
+  kl::Buffer<float> out(16);
+  EXPECT_EQ(kernel_error([&] { kernel.launch(kl::Grid(1), x, out); }),
+            "kernel load_before_start: load out of bounds at " + at_line(line) +
+                ": element offset -3 is before the start of 'argument 0' (16 elements of f32)");
+}
+
+TEST(KernelError, FailingDeviceAssertNamesItsMessage) {
+  const auto kernel = kl::compile<error_kernels::positive_inputs>();
+  const int line = failing_line;
+  std::vector<float> x(40, 2.0f);
+  x[21] = -0.5f;  // program 1, element 5
+  auto bx = kl::Buffer<float>::from(x);
+  EXPECT_EQ(kernel_error([&] { kernel.launch(kl::Grid(3), bx, 40); }),
+            "kernel positive_inputs: assert failed at " + at_line(line) +
+                ": inputs must be positive (program (1, 0, 0), element 5)");
+}
+
+template <class Launch>
+std::string invalid_argument(Launch launch) {
+  try {
+    launch();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "<launched without error>";
+}
+
+TEST(LaunchError, EmptyGrid) {
+  const auto kernel = kl::compile<error_kernels::fill>();
+  kl::Buffer<float> out(16);
+  EXPECT_EQ(invalid_argument([&] { kernel.launch(kl::Grid(0), out, 3); }),
+            "launch error_kernels::fill: grid dimensions must be positive, got (0, 1, 1)");
+  EXPECT_EQ(invalid_argument([&] { kernel.launch(kl::Grid(2, 1, 0), out, 3); }),
+            "launch error_kernels::fill: grid dimensions must be positive, got (2, 1, 0)");
+}
+
+TEST(LaunchError, IntegerArgumentOutOfRange) {
+  kl::Buffer<float> out(16);
+  EXPECT_EQ(invalid_argument([&] { kl::compile<error_kernels::fill>().launch(kl::Grid(1), out, std::int64_t{1} << 33); }),
+            "launch error_kernels::fill: argument 1 is i32 but the value 8589934592 does not fit");
+  EXPECT_EQ(invalid_argument([&] { kl::compile<error_kernels::fill_unsigned>().launch(kl::Grid(1), out, -1); }),
+            "launch error_kernels::fill_unsigned: argument 1 is u32 but the value -1 does not fit");
+}
+
+}  // namespace

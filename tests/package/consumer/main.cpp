@@ -1,0 +1,90 @@
+// A program built against an installed kiln: its own kernel (scaled row sums
+// of a matrix) and the installed vector_add sample, each launched on random
+// inputs and compared with a plain loop. Exits 1 on a mismatch.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <kiln/kernels/vector_add.hpp>
+#include <kiln/kiln.hpp>
+
+namespace kl = kiln;
+
+/// out[r] = scale * sum_c x[r, c] + shift, ROWS rows per program, the columns
+/// walked BLOCK at a time in a runtime loop; rows and columns past the ends are masked.
+template <int ROWS, int BLOCK>
+void scaled_row_sum(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n_rows, kl::i32 n_cols, kl::f32 scale, kl::f32 shift) {
+  auto rows = kl::program_id(0) * ROWS + kl::arange<ROWS>();
+  auto row_mask = rows < n_rows;
+  kl::Var acc = kl::zeros<kl::f32, ROWS>();
+  for (auto start : kl::range(0, n_cols, BLOCK)) {
+    auto cols = start + kl::arange<BLOCK>();
+    auto mask = kl::expand_dims<1>(row_mask) & kl::expand_dims<0>(cols < n_cols);
+    auto tile = kl::load(x + kl::expand_dims<1>(rows) * n_cols + kl::expand_dims<0>(cols), mask);
+    acc = acc + kl::sum(tile, kl::axis<1>);
+  }
+  kl::store(out + rows, acc * scale + shift, row_mask);
+}
+
+namespace {
+
+std::vector<float> random_floats(std::size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+bool check_scaled_row_sum(std::mt19937& rng) {
+  constexpr int rows = 37, cols = 301, row_block = 8;
+  const float scale = 0.75f, shift = -1.5f;
+  std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * cols, rng);
+  auto x_buffer = kl::Buffer<float>::from(x);
+  kl::Buffer<float> out(rows);
+  kl::compile<scaled_row_sum<row_block, 64>>().launch({(rows + row_block - 1) / row_block}, x_buffer, out, rows, cols, scale, shift);
+  std::vector<float> got = out.to_host();
+  for (int r = 0; r < rows; ++r) {
+    double sum = 0, magnitude = 0;
+    for (int c = 0; c < cols; ++c) {
+      sum += x[static_cast<std::size_t>(r) * cols + c];
+      magnitude += std::fabs(x[static_cast<std::size_t>(r) * cols + c]);
+    }
+    double expected = scale * sum + shift;
+    // f32 summation error grows with the row length and the sum of magnitudes.
+    double tolerance = 2.0 * cols * std::numeric_limits<float>::epsilon() * (std::fabs(scale) * magnitude + std::fabs(shift));
+    if (std::fabs(got[r] - expected) > tolerance) {
+      std::fprintf(stderr, "consumer: scaled_row_sum: row %d is %.9g, expected %.9g (tolerance %.3g)\n", r, got[r], expected, tolerance);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool check_vector_add(std::mt19937& rng) {
+  constexpr int n = 1000;
+  std::vector<float> x = random_floats(n, rng), y = random_floats(n, rng);
+  auto x_buffer = kl::Buffer<float>::from(x), y_buffer = kl::Buffer<float>::from(y);
+  kl::Buffer<float> out(n);
+  kl::compile<kl::kernels::vector_add<kl::f32, 256>>().launch({(n + 255) / 256}, x_buffer, y_buffer, out, n);
+  std::vector<float> got = out.to_host(), expected = kl::kernels::vector_add_reference(x, y);
+  for (int i = 0; i < n; ++i) {
+    if (got[i] != expected[i]) {
+      std::fprintf(stderr, "consumer: vector_add: element %d is %.9g, expected %.9g\n", i, got[i], expected[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int main() {
+  std::mt19937 rng(20240611);
+  bool ok = check_scaled_row_sum(rng);
+  ok = check_vector_add(rng) && ok;
+  if (!ok) return 1;
+  std::puts("consumer: scaled_row_sum and vector_add match their references");
+  return 0;
+}
