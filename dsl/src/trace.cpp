@@ -40,8 +40,10 @@ bool TraceContext::active() { return current_trace != nullptr; }
 
 std::unique_ptr<ir::Function> TraceContext::take_function() { return std::move(fn_); }
 
-void TraceContext::fail(const std::string& what, const std::source_location& loc) const {
-  std::string where = op_location(loc);
+void TraceContext::fail(const std::string& what, const std::source_location& loc) const { fail(what, to_ir(loc)); }
+
+void TraceContext::fail(const std::string& what, const ir::SourceLoc& loc) const {
+  std::string where = ir::to_string(loc);
   throw TraceError("kernel " + fn_->name + ": " + what + (where.empty() ? "" : " (" + where + ")"));
 }
 
@@ -123,13 +125,22 @@ void emit_yield(const std::vector<ir::Value*>& values, const std::source_locatio
   emit_op(ir::OpCode::yield, values, {}, {}, 0, loc);
 }
 
+namespace {
+const char* const kAssignmentAcross =
+    "assignment inside a runtime loop or branch to a value declared outside it; "
+    "declare it as kl::Var to carry it across iterations and branches";
+}  // namespace
+
 void check_assignment(const ir::Block* home, const std::source_location& loc) {
   if (!home || !TraceContext::active()) return;
   TraceContext& ctx = TraceContext::current("assignment");
-  if (ctx.block() != home)
-    ctx.fail("assignment inside a runtime loop or branch to a value declared outside it; "
-             "declare it as kl::Var to carry it across iterations and branches",
-             loc);
+  if (ctx.block() != home) ctx.fail(kAssignmentAcross, loc);
+}
+
+void check_assignment(const ir::Block* home, const ir::Value* assigned) {
+  if (!home || !TraceContext::active()) return;
+  TraceContext& ctx = TraceContext::current("assignment");
+  if (ctx.block() != home) ctx.fail(kAssignmentAcross, assigned->def ? assigned->def->loc : ir::SourceLoc{});
 }
 
 }  // namespace kiln::detail

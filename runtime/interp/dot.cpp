@@ -41,9 +41,33 @@ W widen(typename E::S x) {
   else return static_cast<W>(x);  // sign- or zero-extends; products then wrap like the narrow type
 }
 
+/// c_r += x_r * b for four rows r; the rows and b never overlap.
+template <class W>
+void multiply_add_rows(const W (&x)[4], const W* __restrict b, W* __restrict c0, W* __restrict c1, W* __restrict c2,
+                       W* __restrict c3, std::int64_t n_size) {
+  for (std::int64_t n = 0; n < n_size; ++n) {
+    const W y = b[n];
+    c0[n] += x[0] * y;
+    c1[n] += x[1] * y;
+    c2[n] += x[2] * y;
+    c3[n] += x[3] * y;
+  }
+}
+
+/// c += a @ b, each element summed in k order. Four rows of c at a time
+/// share every load of a row of b.
 template <class W>
 void gemm(const W* a, const W* b, W* c, std::int64_t m_size, std::int64_t n_size, std::int64_t k_size) {
-  for (std::int64_t m = 0; m < m_size; ++m) {
+  std::int64_t m = 0;
+  for (; m + 4 <= m_size; m += 4) {
+    W* row = c + m * n_size;
+    const W* a0 = a + m * k_size;
+    for (std::int64_t k = 0; k < k_size; ++k) {
+      const W x[4] = {a0[k], a0[k_size + k], a0[2 * k_size + k], a0[3 * k_size + k]};
+      multiply_add_rows(x, b + k * n_size, row, row + n_size, row + 2 * n_size, row + 3 * n_size, n_size);
+    }
+  }
+  for (; m < m_size; ++m) {
     W* row = c + m * n_size;
     for (std::int64_t k = 0; k < k_size; ++k) {
       const W av = a[m * k_size + k];

@@ -143,6 +143,16 @@ Routine bind_cmp(const ir::Operation& op, const ir::Type& type) {
   unsupported(op, "unknown predicate '" + pred + "'");
 }
 
+ir::DType unsigned_of(ir::DType t) {
+  switch (t) {
+    case ir::DType::i8: return ir::DType::u8;
+    case ir::DType::i16: return ir::DType::u16;
+    case ir::DType::i32: return ir::DType::u32;
+    case ir::DType::i64: return ir::DType::u64;
+    default: return t;
+  }
+}
+
 }  // namespace
 
 void bind_elementwise(const ir::Operation& op, Instr& ins) {
@@ -169,7 +179,11 @@ void bind_elementwise(const ir::Operation& op, Instr& ins) {
     case ir::OpCode::xor_: ins.run = binary<Xor>(op, t); return;
     case ir::OpCode::shl: ins.run = binary<Shl>(op, t); return;
     case ir::OpCode::shr: ins.run = binary<Shr>(op, t); return;
-    case ir::OpCode::umulhi: ins.run = binary<Umulhi>(op, t); return;
+    case ir::OpCode::umulhi:
+      // The same bits as the unsigned type's; GCC 12 vectorises the signed
+      // instantiation with a signed multiply-high.
+      ins.run = binary<Umulhi>(op, is_signed_int(t.dtype) ? ir::Type::scalar(unsigned_of(t.dtype)) : t);
+      return;
     case ir::OpCode::neg: ins.run = unary<Neg>(op, t); return;
     case ir::OpCode::not_: ins.run = unary<Not>(op, t); return;
     case ir::OpCode::abs: ins.run = unary<Abs>(op, t); return;

@@ -38,8 +38,10 @@ double as_double(T v) {
   else return static_cast<double>(v);
 }
 
-/// A double rounded to T: narrow floats round to nearest even (through f32 for
-/// them, which is exact for values drawn by random_values), ints truncate.
+/// A double rounded to T (ints truncate). Narrow floats go through f32, two
+/// roundings to nearest even: equal to one rounding when the double is a sum,
+/// difference, product or quotient of two T values (f32 has at least 2p + 2
+/// bits for T's p), and otherwise off only for doubles within 2^-24 of a tie.
 template <class T>
 T from_double(double v) {
   if constexpr (is_narrow_float_v<T>) return T(static_cast<float>(v));

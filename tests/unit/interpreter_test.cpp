@@ -496,7 +496,7 @@ TEST(Interpreter, IntegerComparesFollowTheSignedness) {
   check_integer_compares<std::uint64_t>(88);
 }
 
-TEST(Interpreter, UmulhiOfNarrowTypes) {
+TEST(Interpreter, UmulhiOfNarrowAndSignedTypes) {
   const auto a = random_values<std::int16_t>(kCount, 90), b = random_values<std::int16_t>(kCount, 91);
   const auto hi = run_binary<std::int16_t>("umulhi", a, b);
   const auto ua = random_values<std::uint16_t>(kCount, 92), ub = random_values<std::uint16_t>(kCount, 93);
@@ -505,6 +505,12 @@ TEST(Interpreter, UmulhiOfNarrowTypes) {
     const auto product = static_cast<std::uint32_t>(static_cast<std::uint16_t>(a[i])) * static_cast<std::uint16_t>(b[i]);
     ASSERT_EQ(hi[i], static_cast<std::int16_t>(product >> 16)) << i;
     ASSERT_EQ(uhi[i], static_cast<std::uint16_t>((static_cast<std::uint32_t>(ua[i]) * ub[i]) >> 16)) << i;
+  }
+  const auto c = random_values<std::int8_t>(kCount, 94), d = random_values<std::int8_t>(kCount, 95);
+  const auto bhi = run_binary<std::int8_t>("umulhi", c, d);
+  for (int i = 0; i < kCount; ++i) {
+    const auto product = static_cast<std::uint32_t>(static_cast<std::uint8_t>(c[i])) * static_cast<std::uint8_t>(d[i]);
+    ASSERT_EQ(bhi[i], static_cast<std::int8_t>(product >> 8)) << i;
   }
 }
 

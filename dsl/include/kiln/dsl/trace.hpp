@@ -49,6 +49,7 @@ class TraceContext {
 
   /// "kernel softmax: <what> (softmax.hpp:41)".
   [[noreturn]] void fail(const std::string& what, const std::source_location& loc) const;
+  [[noreturn]] void fail(const std::string& what, const ir::SourceLoc& loc) const;
   /// Records a problem to report when the trace ends (used from destructors).
   void defer_failure(const std::string& what, const std::source_location& loc);
   void check_deferred() const;
@@ -99,6 +100,8 @@ void emit_yield(const std::vector<ir::Value*>& values, const std::source_locatio
 
 /// Checks that assigning to a DSL value declared in `home` is allowed here.
 void check_assignment(const ir::Block* home, const std::source_location& loc);
+/// As above, located at the op that computed `assigned`.
+void check_assignment(const ir::Block* home, const ir::Value* assigned);
 
 }  // namespace detail
 }  // namespace kiln

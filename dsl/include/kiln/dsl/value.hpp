@@ -31,6 +31,12 @@ class Handle {
     check_assignment(home_, loc);
     value_ = v;
   }
+  /// As above for `x = y`: an operator= cannot take a defaulted location, so
+  /// a mistake is reported at the line of the op that computed y.
+  void assign(ir::Value* v) {
+    check_assignment(home_, v);
+    value_ = v;
+  }
 
  private:
   template <class T>
@@ -54,8 +60,8 @@ class Scalar : public detail::Handle, public detail::Operators<Scalar<C>> {
   explicit Scalar(C v, std::source_location loc = std::source_location::current())
       : Handle(detail::emit_constant(ir::Type::scalar(dtype_v<C>), static_cast<double>(v), loc)) {}
   Scalar(const Scalar&) = default;
-  Scalar& operator=(Located<const Scalar> other) {
-    assign(other.value.value(), other.loc);
+  Scalar& operator=(const Scalar& other) {
+    assign(other.value());
     return *this;
   }
 };
@@ -69,8 +75,8 @@ class Ptr : public detail::Handle, public detail::Operators<Ptr<E>> {
   using pointee_type = E;
   explicit Ptr(ir::Value* v) : Handle(v) {}
   Ptr(const Ptr&) = default;
-  Ptr& operator=(Located<const Ptr> other) {
-    assign(other.value.value(), other.loc);
+  Ptr& operator=(const Ptr& other) {
+    assign(other.value());
     return *this;
   }
 };
@@ -90,8 +96,8 @@ class Tile : public detail::Handle, public detail::Operators<Tile<E, D...>> {
 
   explicit Tile(ir::Value* v) : Handle(v) {}
   Tile(const Tile&) = default;
-  Tile& operator=(Located<const Tile> other) {
-    assign(other.value.value(), other.loc);
+  Tile& operator=(const Tile& other) {
+    assign(other.value());
     return *this;
   }
 };
