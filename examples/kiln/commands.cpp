@@ -1,8 +1,10 @@
-// The kiln tool's subcommands: list, run, dump, info.
+// The kiln tool's subcommands: list, run, dump, bench, info.
 #include "commands.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -32,48 +34,70 @@ std::string human_seconds(double s) {
 
 int list_kernels() {
   for (const kernels::KernelInfo& k : kernels::all_kernels()) {
-    std::string dims;
-    for (const kernels::Dim& d : k.dims) dims += fmt::format(" --{} {}", d.name, d.default_value);
-    std::string dtypes;
-    for (const std::string& d : k.dtypes) dtypes += (dtypes.empty() ? "" : ",") + d;
-    fmt::print("{:<12} {}\n{:<12} dims:{}  dtypes: {}\n", k.name, k.summary, "", dims, dtypes);
+    std::string params;
+    for (const kernels::Dim& d : k.dims) params += fmt::format(" --{} {}", d.name, d.default_value);
+    for (const kernels::Choice& c : k.choices) params += fmt::format(" --{} {}", c.name, c.default_value);
+    fmt::print("{:<24} {}\n{:<24} params:{}  dtypes: {}\n", k.name, k.summary, "", params, fmt::join(k.dtypes, ","));
+    if (!k.unfused.empty()) fmt::print("{:<24} unfused: {}\n", "", k.unfused);
   }
   return 0;
 }
 
+namespace {
+std::string human_megabytes(std::uint64_t bytes) { return fmt::format("{:.3f} MB", static_cast<double>(bytes) / 1e6); }
+
+std::uint64_t traffic(const kernels::RunReport& report) { return report.stats.bytes_read + report.stats.bytes_written; }
+
+nlohmann::json report_json(const kernels::KernelInfo& kernel, const kernels::RunOptions& options,
+                           const kernels::RunReport& report) {
+  nlohmann::json j;
+  j["kernel"] = kernel.name;
+  j["device"] = options.device.name();
+  j["dtype"] = options.dtype;
+  j["shape"] = options.dims;
+  j["choices"] = options.choices;
+  j["seed"] = options.seed;
+  j["bytes_read"] = report.stats.bytes_read;
+  j["bytes_written"] = report.stats.bytes_written;
+  j["check_error"] = report.error ? nlohmann::json(*report.error) : nlohmann::json(nullptr);
+  j["tolerance"] = report.tolerance;
+  j["passed"] = report.passed();
+  j["time_s"] = report.seconds ? nlohmann::json(*report.seconds) : nlohmann::json(nullptr);
+  j["throughput_gb_s"] = report.seconds ? nlohmann::json(report.bytes / *report.seconds / 1e9) : nlohmann::json(nullptr);
+  return j;
+}
+
+std::string choices_string(const kernels::RunOptions& options) {
+  std::string out;
+  for (const auto& [name, value] : options.choices) out += fmt::format(" {}={}", name, value);
+  return out;
+}
+}  // namespace
+
 int run_kernel(const RunArgs& args) {
   const kernels::KernelInfo& kernel = kernels::find_kernel(args.kernel);
   Device device = choose_device(args.device);
-  kernels::RunOptions options = kernels::make_options(kernel, args.dims, args.dtype, device);
+  kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, device);
   options.seed = args.seed;
   options.check = args.check;
   options.bench = args.bench;
   kernels::RunReport report = kernel.run(options);
 
   if (args.json) {
-    nlohmann::json j;
-    j["kernel"] = kernel.name;
-    j["device"] = device.name();
-    j["dtype"] = options.dtype;
-    j["shape"] = options.dims;
-    j["seed"] = options.seed;
-    j["bytes_read"] = report.stats.bytes_read;
-    j["bytes_written"] = report.stats.bytes_written;
-    j["check_error"] = report.error ? nlohmann::json(*report.error) : nlohmann::json(nullptr);
-    j["tolerance"] = report.tolerance;
-    j["passed"] = report.passed();
-    j["time_s"] = report.seconds ? nlohmann::json(*report.seconds) : nlohmann::json(nullptr);
-    j["throughput_gb_s"] = report.seconds ? nlohmann::json(report.bytes / *report.seconds / 1e9) : nlohmann::json(nullptr);
-    std::cout << j.dump() << "\n";
+    std::cout << report_json(kernel, options, report).dump() << "\n";
   } else {
-    fmt::print("{} {} {} on {}\n", kernel.name, report.shape, options.dtype, device.name());
+    fmt::print("{} {}{} {} on {}\n", kernel.name, report.shape, choices_string(options), options.dtype, device.name());
     if (report.error)
       fmt::print("  check: relative error {:.3g} (tolerance {:.3g}) {}\n", *report.error, report.tolerance,
                  report.passed() ? "ok" : "FAILED");
     if (report.seconds)
       fmt::print("  bench: {} per launch, {} ({:.3g} MB moved)\n", human_seconds(*report.seconds),
                  human_bytes_per_second(report.bytes / *report.seconds), report.bytes / 1e6);
-    if (!report.error && !report.seconds) fmt::print("  ran; add --check to compare with the reference, --bench to time it\n");
+    if (args.stats)
+      fmt::print("  stats: {} read, {} written, {} in all\n", human_megabytes(report.stats.bytes_read),
+                 human_megabytes(report.stats.bytes_written), human_megabytes(traffic(report)));
+    if (!report.error && !report.seconds && !args.stats)
+      fmt::print("  ran; add --check to compare with the reference, --bench to time it, --stats for its memory traffic\n");
   }
   return report.passed() ? 0 : 1;
 }
@@ -82,10 +106,52 @@ int dump_kernel(const DumpArgs& args) {
   const kernels::KernelInfo& kernel = kernels::find_kernel(args.kernel);
   if (args.stage != "ir" && args.stage != "opt")
     throw std::invalid_argument("unknown stage '" + args.stage + "' (stages: ir, opt)");
-  kernels::RunOptions options = kernels::make_options(kernel, args.dims, args.dtype, Device::cpu());
-  auto program = kernel.program(options);
-  const ir::Function& fn = args.stage == "ir" ? program->traced() : program->optimized();
-  std::cout << ir::print(fn, {.locations = args.locations});
+  kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, Device::cpu());
+  for (const auto& program : kernel.programs(options))
+    std::cout << ir::print(args.stage == "ir" ? program->traced() : program->optimized(), {.locations = args.locations});
+  return 0;
+}
+
+int bench_suite(const BenchArgs& args) {
+  Device device = choose_device(args.device);
+  auto timed = [](const kernels::KernelInfo& kernel, kernels::RunOptions options) {
+    options.bench = true;
+    return kernel.run(options);
+  };
+  auto supports = [&](const kernels::KernelInfo& kernel) {
+    return args.dtype.empty() || std::find(kernel.dtypes.begin(), kernel.dtypes.end(), args.dtype) != kernel.dtypes.end();
+  };
+  if (!args.json) fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", "kernel", "dtype", "time", "traffic", "fused vs unfused");
+  int ran = 0;
+  for (const kernels::KernelInfo& kernel : kernels::all_kernels()) {
+    if ((args.suite == "fusion" && kernel.unfused.empty()) || !supports(kernel)) continue;
+    const kernels::RunOptions options = kernels::make_options(kernel, {}, args.dtype, device);
+    const kernels::RunReport report = timed(kernel, options);
+    ++ran;
+    nlohmann::json j = report_json(kernel, options, report);
+    std::string comparison;
+    if (!kernel.unfused.empty()) {
+      // The unfused sequence takes the fused kernel's dims and choices.
+      const kernels::KernelInfo& unfused = kernels::find_kernel(kernel.unfused);
+      const kernels::RunReport unfused_report = timed(unfused, options);
+      const double speedup = *unfused_report.seconds / *report.seconds;
+      const double traffic_ratio = static_cast<double>(traffic(unfused_report)) / static_cast<double>(traffic(report));
+      comparison = fmt::format("{:.2f}x the speed, {:.2f}x less traffic ({} unfused: {}, {})", speedup, traffic_ratio,
+                               unfused.name, human_seconds(*unfused_report.seconds),
+                               human_megabytes(traffic(unfused_report)));
+      j["unfused"] = report_json(unfused, options, unfused_report);
+      j["speedup"] = speedup;
+      j["traffic_ratio"] = traffic_ratio;
+    }
+    if (args.json)
+      std::cout << j.dump() << "\n";
+    else
+      fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", kernel.name, options.dtype, human_seconds(*report.seconds),
+                 human_megabytes(traffic(report)), comparison);
+  }
+  if (ran == 0)
+    throw std::invalid_argument("suite '" + args.suite + "' has no kernel" +
+                                (args.dtype.empty() ? std::string() : " for dtype '" + args.dtype + "'"));
   return 0;
 }
 

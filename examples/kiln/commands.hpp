@@ -9,18 +9,26 @@ namespace kiln::tool {
 
 struct RunArgs {
   std::string kernel;
-  std::map<std::string, std::int64_t> dims;
+  std::map<std::string, std::string> flags;  // the kernel's dims and choices
   std::string dtype;
   std::string device;
   std::uint64_t seed = 0;
   bool check = false;
   bool bench = false;
+  bool stats = false;
+  bool json = false;
+};
+
+struct BenchArgs {
+  std::string suite = "fusion";
+  std::string device;
+  std::string dtype;
   bool json = false;
 };
 
 struct DumpArgs {
   std::string kernel;
-  std::map<std::string, std::int64_t> dims;
+  std::map<std::string, std::string> flags;
   std::string dtype;
   std::string stage = "opt";
   bool locations = false;
@@ -31,6 +39,7 @@ struct DumpArgs {
 int list_kernels();
 int run_kernel(const RunArgs& args);
 int dump_kernel(const DumpArgs& args);
+int bench_suite(const BenchArgs& args);
 int show_info();
 
 }  // namespace kiln::tool

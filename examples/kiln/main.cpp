@@ -1,6 +1,5 @@
 // kiln: list, run, check, time and dump the sample kernels.
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <exception>
 #include <iostream>
 
@@ -8,27 +7,22 @@
 
 namespace {
 
-// Extra --name value pairs after `run NAME` / `dump NAME` are the kernel's dims.
-std::map<std::string, std::int64_t> parse_dims(const std::vector<std::string>& extras) {
-  std::map<std::string, std::int64_t> dims;
+// Extra --name value pairs after `run NAME` / `dump NAME` are the kernel's
+// dims and choices; the registry checks names and values.
+std::map<std::string, std::string> parse_kernel_flags(const std::vector<std::string>& extras) {
+  std::map<std::string, std::string> flags;
   for (std::size_t i = 0; i < extras.size(); ++i) {
     const std::string& flag = extras[i];
     if (!flag.starts_with("--") || flag.size() < 3) throw std::invalid_argument("unexpected argument '" + flag + "'");
-    std::string name = flag.substr(2), text;
+    std::string name = flag.substr(2);
     if (auto eq = name.find('='); eq != std::string::npos) {
-      text = name.substr(eq + 1);
-      name = name.substr(0, eq);
+      flags[name.substr(0, eq)] = name.substr(eq + 1);
     } else {
       if (i + 1 >= extras.size()) throw std::invalid_argument("--" + name + " needs a value");
-      text = extras[++i];
+      flags[name] = extras[++i];
     }
-    std::int64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size())
-      throw std::invalid_argument("--" + name + " needs an integer, got '" + text + "'");
-    dims[name] = value;
   }
-  return dims;
+  return flags;
 }
 
 }  // namespace
@@ -48,6 +42,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "seed of the random inputs");
   run_cmd->add_flag("--check", run.check, "compare with the C++ reference; exit 1 above the tolerance");
   run_cmd->add_flag("--bench", run.bench, "time the launch and print throughput");
+  run_cmd->add_flag("--stats", run.stats, "print the global-memory bytes the launches read and wrote");
   run_cmd->add_flag("--json", run.json, "print one JSON object");
   run_cmd->allow_extras();
 
@@ -58,6 +53,14 @@ int main(int argc, char** argv) {
   dump_cmd->add_option("--dtype", dump.dtype, "element dtype");
   dump_cmd->add_flag("--locations", dump.locations, "print source locations");
   dump_cmd->allow_extras();
+
+  kiln::tool::BenchArgs bench;
+  CLI::App* bench_cmd = app.add_subcommand("bench", "time a suite of kernels: kiln bench --suite fusion");
+  bench_cmd->add_option("--suite", bench.suite, "fusion (each fused kernel against its unfused sequence) or all")
+      ->check(CLI::IsMember({"fusion", "all"}));
+  bench_cmd->add_option("--device", bench.device, "cpu or cpu:N (default: $KILN_DEVICE or the best present)");
+  bench_cmd->add_option("--dtype", bench.dtype, "element dtype (default: each kernel's first)");
+  bench_cmd->add_flag("--json", bench.json, "print one JSON object per kernel");
 
   app.add_subcommand("info", "show devices, toolchain and version");
 
@@ -72,11 +75,12 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("list")) return kiln::tool::list_kernels();
     if (app.got_subcommand("info")) return kiln::tool::show_info();
+    if (app.got_subcommand("bench")) return kiln::tool::bench_suite(bench);
     if (app.got_subcommand("run")) {
-      run.dims = parse_dims(run_cmd->remaining());
+      run.flags = parse_kernel_flags(run_cmd->remaining());
       return kiln::tool::run_kernel(run);
     }
-    dump.dims = parse_dims(dump_cmd->remaining());
+    dump.flags = parse_kernel_flags(dump_cmd->remaining());
     return kiln::tool::dump_kernel(dump);
   } catch (const std::invalid_argument& e) {
     std::cerr << "kiln: " << e.what() << "\n";

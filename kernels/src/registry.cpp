@@ -1,6 +1,8 @@
 // The list of sample kernels and option validation.
 #include "kiln/kernels/registry.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 #include "entries.hpp"
@@ -8,7 +10,10 @@
 namespace kiln::kernels {
 
 const std::vector<KernelInfo>& all_kernels() {
-  static const std::vector<KernelInfo> kernels = {vector_add_entry(), softmax_entry()};
+  static const std::vector<KernelInfo> kernels = {
+      vector_add_entry(),
+      softmax_entry(),
+  };
   return kernels;
 }
 
@@ -21,32 +26,72 @@ const KernelInfo& find_kernel(std::string_view name) {
   throw std::invalid_argument("unknown kernel '" + std::string(name) + "' (known: " + known + ")");
 }
 
-RunOptions make_options(const KernelInfo& kernel, const std::map<std::string, std::int64_t>& dims, std::string dtype,
+namespace {
+std::string joined(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+std::int64_t parse_size(const KernelInfo& kernel, const Dim& dim, const std::string& text) {
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw std::invalid_argument("--" + dim.name + " needs an integer, got '" + text + "'");
+  if (value < dim.min_value || value > (std::int64_t{1} << 31) - 1)
+    throw std::invalid_argument(kernel.name + ": --" + dim.name + " must be between " + std::to_string(dim.min_value) +
+                                " and 2^31-1, got " + std::to_string(value));
+  return value;
+}
+
+double parse_probability(const std::string& name, const std::string& text) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0 && value < 1))
+    throw std::invalid_argument("--" + name + " needs a number in [0, 1), got '" + text + "'");
+  return value;
+}
+
+void set_choice(const KernelInfo& kernel, const Choice& choice, const std::string& text, RunOptions& options) {
+  if (choice.values.empty()) {
+    parse_probability(choice.name, text);
+  } else if (std::find(choice.values.begin(), choice.values.end(), text) == choice.values.end()) {
+    throw std::invalid_argument(kernel.name + ": --" + choice.name + " does not accept '" + text +
+                                "' (accepted: " + joined(choice.values, ", ") + ")");
+  }
+  options.choices[choice.name] = text;
+}
+}  // namespace
+
+RunOptions make_options(const KernelInfo& kernel, const std::map<std::string, std::string>& flags, std::string dtype,
                         Device device) {
   RunOptions options;
   options.device = device;
   for (const Dim& d : kernel.dims) options.dims[d.name] = d.default_value;
-  for (const auto& [name, value] : dims) {
-    auto it = options.dims.find(name);
-    if (it == options.dims.end()) {
-      std::string known;
-      for (const Dim& d : kernel.dims) known += (known.empty() ? "--" : ", --") + d.name;
-      throw std::invalid_argument(kernel.name + " has no dimension --" + name + " (its dimensions: " + known + ")");
+  for (const Choice& c : kernel.choices) options.choices[c.name] = c.default_value;
+  for (const auto& [name, text] : flags) {
+    auto dim = std::find_if(kernel.dims.begin(), kernel.dims.end(), [&](const Dim& d) { return d.name == name; });
+    auto choice = std::find_if(kernel.choices.begin(), kernel.choices.end(), [&](const Choice& c) { return c.name == name; });
+    if (dim != kernel.dims.end()) {
+      options.dims[name] = parse_size(kernel, *dim, text);
+    } else if (choice != kernel.choices.end()) {
+      set_choice(kernel, *choice, text, options);
+    } else {
+      std::vector<std::string> known;
+      for (const Dim& d : kernel.dims) known.push_back("--" + d.name);
+      for (const Choice& c : kernel.choices) known.push_back("--" + c.name);
+      throw std::invalid_argument(kernel.name + " has no parameter --" + name + " (its parameters: " + joined(known, ", ") + ")");
     }
-    if (value <= 0 || value > (std::int64_t{1} << 31) - 1)
-      throw std::invalid_argument(kernel.name + ": --" + name + " must be between 1 and 2^31-1, got " + std::to_string(value));
-    it->second = value;
   }
   if (dtype.empty()) dtype = kernel.dtypes.front();
-  bool supported = false;
-  std::string known;
-  for (const std::string& d : kernel.dtypes) {
-    supported |= d == dtype;
-    known += (known.empty() ? "" : ", ") + d;
-  }
-  if (!supported) throw std::invalid_argument(kernel.name + " does not support dtype '" + dtype + "' (supported: " + known + ")");
+  if (std::find(kernel.dtypes.begin(), kernel.dtypes.end(), dtype) == kernel.dtypes.end())
+    throw std::invalid_argument(kernel.name + " does not support dtype '" + dtype + "' (supported: " + joined(kernel.dtypes, ", ") + ")");
   options.dtype = dtype;
   return options;
+}
+
+double choice_number(const RunOptions& options, const std::string& name) {
+  return parse_probability(name, options.choices.at(name));
 }
 
 }  // namespace kiln::kernels

@@ -1,5 +1,5 @@
-// Shared pieces of running a sample kernel: random inputs, the relative error
-// against a reference, the tolerance of a dtype, timing launches.
+// Shared pieces of running a sample kernel: random inputs, timing launches,
+// the shape string, the device's parallelism.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/numeric.hpp"
+#include "kiln/kernels/accuracy.hpp"
 #include "kiln/kernels/registry.hpp"
 
 namespace kiln::kernels {
@@ -25,21 +26,6 @@ std::vector<T> random_inputs(std::size_t n, std::uint64_t seed, double lo = -4.0
   for (T& v : out) v = static_cast<T>(dist(rng));
   return out;
 }
-
-/// ||got - want|| / ||want|| in double (the normwise relative error).
-template <class T, class U>
-double relative_error(const std::vector<T>& got, const std::vector<U>& want) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    double g = static_cast<double>(got[i]), w = static_cast<double>(want[i]);
-    diff += (g - w) * (g - w);
-    norm += w * w;
-  }
-  return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
-}
-
-/// Unit roundoff of a float dtype: 2^-(mantissa bits + 1).
-double unit_roundoff(ir::DType t);
 
 /// Median seconds of one call of `launch`, over enough calls to fill ~0.3 s
 /// (at least 3, at most 100), after one warm-up call.
@@ -59,5 +45,12 @@ double median_seconds(F&& launch) {
 }
 
 std::string shape_string(const RunOptions& options, const std::vector<Dim>& dims);
+
+/// How many programs the device runs at once: its threads for the cpu (the
+/// SM count for a GPU), the figure tile-size choices divide the work by.
+int compute_units(const Device& device);
+
+/// The sum of the traffic of several launches (an unfused sequence).
+runtime::LaunchStats& operator+=(runtime::LaunchStats& total, const runtime::LaunchStats& launch);
 
 }  // namespace kiln::kernels

@@ -48,9 +48,10 @@ KernelInfo softmax_entry() {
     report.shape = shape_string(options, dims);
     return report;
   };
-  k.program = [](const RunOptions& options) {
+  k.programs = [](const RunOptions& options) {
     return with_float_dtype(options.dtype, [&](auto tag) {
-      return with_block<typename decltype(tag)::type>(options.dims.at("cols"), [](auto kernel) { return kernel.program_ptr(); });
+      return with_block<typename decltype(tag)::type>(options.dims.at("cols"),
+                                                      [](auto kernel) { return std::vector{kernel.program_ptr()}; });
     });
   };
   return k;

@@ -47,9 +47,9 @@ KernelInfo vector_add_entry() {
     report.shape = shape_string(options, dims);
     return report;
   };
-  k.program = [](const RunOptions& options) {
+  k.programs = [](const RunOptions& options) {
     return with_float_dtype(options.dtype, [](auto tag) {
-      return compiled<typename decltype(tag)::type>().program_ptr();
+      return std::vector{compiled<typename decltype(tag)::type>().program_ptr()};
     });
   };
   return k;

@@ -22,10 +22,21 @@ struct Dim {
   std::string name;
   std::int64_t default_value;
   std::string help;
+  std::int64_t min_value = 1;  // 0 for sizes such as padding
+};
+
+/// One non-size parameter, given as --name VALUE: a variant, an epilogue
+/// part, a probability.
+struct Choice {
+  std::string name;
+  std::string default_value;
+  std::string help;
+  std::vector<std::string> values;  // the accepted values; empty: a number in [0, 1)
 };
 
 struct RunOptions {
-  std::map<std::string, std::int64_t> dims;  // every Dim of the kernel
+  std::map<std::string, std::int64_t> dims;      // every Dim of the kernel
+  std::map<std::string, std::string> choices;  // every Choice of the kernel
   std::string dtype;
   Device device = Device::cpu();
   std::uint64_t seed = 0;
@@ -50,18 +61,26 @@ struct KernelInfo {
   std::vector<Dim> dims;
   std::vector<std::string> dtypes;  // the first is the default
   std::function<RunReport(const RunOptions&)> run;
-  /// The compiled kernel the run would launch (for `kiln dump`).
-  std::function<std::shared_ptr<const runtime::Program>(const RunOptions&)> program;
+  std::vector<Choice> choices;
+  /// The compiled kernels the run would launch, in order (for `kiln dump`).
+  std::function<std::vector<std::shared_ptr<const runtime::Program>>(const RunOptions&)> programs;
+  /// The kernel that computes the same result unfused (several launches), on
+  /// the same inputs for the same options; empty when there is none.
+  std::string unfused;
 };
 
 const std::vector<KernelInfo>& all_kernels();
 /// Throws std::invalid_argument "unknown kernel 'x' (known: a, b)".
 const KernelInfo& find_kernel(std::string_view name);
 
-/// The kernel's default options with the given dims, dtype and device filled in;
-/// throws std::invalid_argument naming a dim the kernel lacks, a non-positive
-/// size or a dtype it does not support.
-RunOptions make_options(const KernelInfo& kernel, const std::map<std::string, std::int64_t>& dims, std::string dtype,
+/// The kernel's default options with the given --name value flags (dims and
+/// choices), dtype and device filled in; throws std::invalid_argument naming a
+/// flag the kernel lacks, a value that is not an integer, a size out of range,
+/// a value the choice does not accept or a dtype it does not support.
+RunOptions make_options(const KernelInfo& kernel, const std::map<std::string, std::string>& flags, std::string dtype,
                         Device device);
+
+/// The value of a numeric choice (one whose `values` is empty).
+double choice_number(const RunOptions& options, const std::string& name);
 
 }  // namespace kiln::kernels
