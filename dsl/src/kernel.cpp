@@ -10,8 +10,8 @@
 namespace kiln {
 
 std::string CompileOptions::key() const {
-  return std::to_string(num_warps) + "/" + std::to_string(num_stages) + "/" + (optimize ? "O" : "-") + "/" + dump_after +
-         "/" + (timing ? "t" : "-");
+  return std::to_string(num_warps) + "/" + std::to_string(num_stages) + "/" + (optimize ? "O" : "-") + "/" +
+         (specialize ? "S" : "-") + "/" + dump_after + "/" + (timing ? "t" : "-");
 }
 
 namespace detail {
@@ -44,17 +44,19 @@ std::shared_ptr<const runtime::Program> build_program(std::string_view display_n
   } catch (const ir::IRError& e) {
     throw TraceError("kernel " + traced->name + ": traced IR is invalid: " + e.what());
   }
-  auto optimized = ir::clone(*traced);
+  runtime::ProgramOptions program;
+  program.specialize = options.specialize;
   if (options.optimize) {
-    ir::PipelineOptions pipeline;
+    ir::PipelineOptions& pipeline = program.passes.emplace();
     pipeline.dump_after = options.dump_after;
     pipeline.timing = options.timing;
     // KILN_DUMP=<pass>|all and KILN_PASS_TIMING=1 ask for the same from outside the program.
     if (const char* dump = std::getenv("KILN_DUMP"); dump && pipeline.dump_after.empty()) pipeline.dump_after = dump;
     if (const char* timing = std::getenv("KILN_PASS_TIMING"); timing && std::string_view(timing) == "1") pipeline.timing = true;
-    ir::optimize(*optimized, pipeline);
+  } else {
+    program.passes.reset();
   }
-  return std::make_shared<runtime::Program>(std::move(traced), std::move(optimized), std::string(display_name));
+  return std::make_shared<runtime::Program>(std::move(traced), std::string(display_name), std::move(program));
 }
 
 void fail_argument_range(std::string_view kernel, std::size_t index, std::string_view dtype, std::string_view value) {

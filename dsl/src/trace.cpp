@@ -126,21 +126,20 @@ void emit_yield(const std::vector<ir::Value*>& values, const std::source_locatio
 }
 
 namespace {
-const char* const kAssignmentAcross =
-    "assignment inside a runtime loop or branch to a value declared outside it; "
-    "declare it as kl::Var to carry it across iterations and branches";
+void check_assignment_at(const ir::Block* home, const ir::SourceLoc& loc) {
+  if (!home || !TraceContext::active()) return;
+  TraceContext& ctx = TraceContext::current("assignment");
+  if (ctx.block() != home)
+    ctx.fail("assignment inside a runtime loop or branch to a value declared outside it; "
+             "declare it as kl::Var to carry it across iterations and branches",
+             loc);
+}
 }  // namespace
 
-void check_assignment(const ir::Block* home, const std::source_location& loc) {
-  if (!home || !TraceContext::active()) return;
-  TraceContext& ctx = TraceContext::current("assignment");
-  if (ctx.block() != home) ctx.fail(kAssignmentAcross, loc);
-}
+void check_assignment(const ir::Block* home, const std::source_location& loc) { check_assignment_at(home, to_ir(loc)); }
 
 void check_assignment(const ir::Block* home, const ir::Value* assigned) {
-  if (!home || !TraceContext::active()) return;
-  TraceContext& ctx = TraceContext::current("assignment");
-  if (ctx.block() != home) ctx.fail(kAssignmentAcross, assigned->def ? assigned->def->loc : ir::SourceLoc{});
+  check_assignment_at(home, assigned->def ? assigned->def->loc : ir::SourceLoc{});
 }
 
 }  // namespace kiln::detail

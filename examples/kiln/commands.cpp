@@ -57,6 +57,7 @@ nlohmann::json report_json(const kernels::KernelInfo& kernel, const kernels::Run
   j["shape"] = options.dims;
   j["choices"] = options.choices;
   j["seed"] = options.seed;
+  j["plan"] = report.plan;
   j["bytes_read"] = report.stats.bytes_read;
   j["bytes_written"] = report.stats.bytes_written;
   j["check_error"] = report.error ? nlohmann::json(*report.error) : nlohmann::json(nullptr);
@@ -86,7 +87,9 @@ int run_kernel(const RunArgs& args) {
   if (args.json) {
     std::cout << report_json(kernel, options, report).dump() << "\n";
   } else {
-    fmt::print("{} {}{} {} on {}\n", kernel.name, report.shape, choices_string(options), options.dtype, device.name());
+    fmt::print("{} {}{} {} on {}\n", kernel.name, kernels::shape_string(kernel, options), choices_string(options), options.dtype,
+               device.name());
+    if (!report.plan.empty()) fmt::print("  plan: {}\n", report.plan);
     if (report.error)
       fmt::print("  check: relative error {:.3g} (tolerance {:.3g}) {}\n", *report.error, report.tolerance,
                  report.passed() ? "ok" : "FAILED");
@@ -121,13 +124,13 @@ int bench_suite(const BenchArgs& args) {
   auto supports = [&](const kernels::KernelInfo& kernel) {
     return args.dtype.empty() || std::find(kernel.dtypes.begin(), kernel.dtypes.end(), args.dtype) != kernel.dtypes.end();
   };
-  if (!args.json) fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", "kernel", "dtype", "time", "traffic", "fused vs unfused");
   int ran = 0;
   for (const kernels::KernelInfo& kernel : kernels::all_kernels()) {
     if ((args.suite == "fusion" && kernel.unfused.empty()) || !supports(kernel)) continue;
     const kernels::RunOptions options = kernels::make_options(kernel, {}, args.dtype, device);
     const kernels::RunReport report = timed(kernel, options);
-    ++ran;
+    if (ran++ == 0 && !args.json)
+      fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", "kernel", "dtype", "time", "traffic", "fused vs unfused");
     nlohmann::json j = report_json(kernel, options, report);
     std::string comparison;
     if (!kernel.unfused.empty()) {
@@ -136,7 +139,7 @@ int bench_suite(const BenchArgs& args) {
       const kernels::RunReport unfused_report = timed(unfused, options);
       const double speedup = *unfused_report.seconds / *report.seconds;
       const double traffic_ratio = static_cast<double>(traffic(unfused_report)) / static_cast<double>(traffic(report));
-      comparison = fmt::format("{:.2f}x the speed, {:.2f}x less traffic ({} unfused: {}, {})", speedup, traffic_ratio,
+      comparison = fmt::format("speed-up {:.2f}x, {:.2f}x less traffic than {} ({}, {})", speedup, traffic_ratio,
                                unfused.name, human_seconds(*unfused_report.seconds),
                                human_megabytes(traffic(unfused_report)));
       j["unfused"] = report_json(unfused, options, unfused_report);

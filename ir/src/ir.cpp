@@ -173,6 +173,7 @@ std::unique_ptr<Function> clone(const Function& fn) {
   auto out = std::make_unique<Function>();
   out->name = fn.name;
   out->argument_names = fn.argument_names;
+  out->argument_facts = fn.argument_facts;
   std::unordered_map<const Value*, Value*> map;
   clone_block(fn.body, out->body, *out, map);
   return out;

@@ -31,10 +31,14 @@ class Parser {
     expect('(', "after the kernel name");
     scopes_.emplace_back();
     if (!accept(')')) {
-      do parse_argument(fn_->body);
+      do parse_kernel_argument();
       while (accept(','));
       expect(')', "after the kernel arguments");
     }
+    // Facts are given for every argument or none.
+    bool any_facts = false;
+    for (const ArgumentFacts& facts : fn_->argument_facts) any_facts |= !facts.trivial();
+    if (!any_facts) fn_->argument_facts.clear();
     expect('{', "to open the kernel body");
     parse_ops(fn_->body, "to close the kernel body");
     const Token rest = lex_.next();
@@ -72,6 +76,29 @@ class Parser {
       if (auto it = scope->find(key); it != scope->end()) return it->second;
     if (defined_.count(key)) lex_.error(t, "use of value " + key + " outside its scope");
     lex_.error(t, "use of undefined value " + key);
+  }
+
+  // `%n: type` with optional facts `{divisibility = 16}` or `{equal_to = 1}`.
+  void parse_kernel_argument() {
+    parse_argument(fn_->body);
+    ArgumentFacts facts;
+    if (accept('{')) {
+      const Token key = lex_.next();
+      expect('=', "after argument fact " + key.describe());
+      const Token value = lex_.next();
+      if (key.is_word("divisibility") && value.kind == TokenKind::integer) {
+        facts.divisibility = integer_value(value);
+        if (facts.divisibility < 1 || (facts.divisibility & (facts.divisibility - 1)) != 0)
+          lex_.error(value, "divisibility must be a positive power of two, got " + value.describe());
+      } else if (key.is_word("equal_to") && value.kind == TokenKind::integer && integer_value(value) == 1) {
+        facts.equal_to_1 = true;
+      } else {
+        lex_.error(key, "expected an argument fact 'divisibility = <power of two>' or 'equal_to = 1', got " +
+                            key.describe() + " = " + value.describe());
+      }
+      expect('}', "to close the argument facts");
+    }
+    fn_->argument_facts.push_back(facts);
   }
 
   void parse_argument(Block& block) {

@@ -69,8 +69,7 @@ class Printer {
   void print(const Function& fn) {
     number_arguments(fn.body);
     number_ops(fn.body);
-    os_ << "kernel @" << (is_bare_name(fn.name) ? fn.name : quoted(fn.name)) << "(" << typed_arguments(fn.body)
-        << ") {\n";
+    os_ << "kernel @" << (is_bare_name(fn.name) ? fn.name : quoted(fn.name)) << "(" << kernel_arguments(fn) << ") {\n";
     print_ops(fn.body, 1);
     os_ << "}\n";
   }
@@ -95,6 +94,20 @@ class Printer {
     auto it = numbers_.find(v);
     if (it == numbers_.end()) return "<undefined %" + std::to_string(v->id) + ">";
     return "%" + std::to_string(it->second);
+  }
+
+  // Typed arguments, each followed by its facts when the kernel is specialised:
+  // `%1: i32 {divisibility = 16}`.
+  std::string kernel_arguments(const Function& fn) const {
+    std::string out;
+    for (std::size_t i = 0; i < fn.body.arguments.size(); ++i) {
+      out += (i ? ", " : "") + name(fn.body.arguments[i]) + ": " + to_string(fn.body.arguments[i]->type);
+      if (i >= fn.argument_facts.size()) continue;
+      const ArgumentFacts& facts = fn.argument_facts[i];
+      if (facts.equal_to_1) out += " {equal_to = 1}";
+      else if (facts.divisibility != 1) out += " {divisibility = " + std::to_string(facts.divisibility) + "}";
+    }
+    return out;
   }
 
   std::string typed_arguments(const Block& block) const {

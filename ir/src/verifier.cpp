@@ -365,12 +365,12 @@ void verify_dot(const Operation& op) {
   if (a->type.dtype != b->type.dtype) fail(op, "input element types differ", {a, b});
   const DType in = a->type.dtype;
   DType accumulate;
-  if (in == DType::f16 || in == DType::bf16 || in == DType::f32) {
+  if (in == DType::f16 || in == DType::bf16 || in == DType::f32 || in == DType::f8e4m3 || in == DType::f8e5m2) {
     accumulate = DType::f32;
   } else if (in == DType::i8) {
     accumulate = DType::i32;
   } else {
-    fail(op, "inputs must be f16, bf16, f32 or i8", {a});
+    fail(op, "inputs must be f16, bf16, f32, f8e4m3, f8e5m2 or i8", {a});
   }
   expect_type(op, acc, Type::tile(accumulate, {a->type.shape[0], b->type.shape[1]}), "accumulator");
   expect_type(op, op.result(), acc->type, "result");
@@ -474,10 +474,34 @@ class Verifier {
 
   void run() {
     collect_definitions(fn_.body, nullptr);
+    verify_argument_facts();
     verify_block(fn_.body);
   }
 
  private:
+  // Facts hold for integer scalars (divisibility, equal to 1) and pointer
+  // scalars (divisibility of the address), one entry per argument.
+  void verify_argument_facts() const {
+    const auto& facts = fn_.argument_facts;
+    const auto& args = fn_.body.arguments;
+    if (facts.empty()) return;
+    const std::string kernel = "verify: kernel @" + fn_.name + ": ";
+    if (facts.size() != args.size())
+      throw IRError(kernel + "argument facts are given for " + std::to_string(facts.size()) + " of " +
+                    std::to_string(args.size()) + " arguments");
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const Type& t = args[i]->type;
+      const std::string arg = "argument %" + std::to_string(args[i]->id) + " (" + to_string(t) + ")";
+      const bool integer = t.is_scalar() && !t.is_pointer && is_integer(t.dtype) && t.dtype != DType::i1;
+      const bool pointer = t.is_scalar() && t.is_pointer;
+      const std::int64_t d = facts[i].divisibility;
+      if (d < 1 || (d & (d - 1)) != 0)
+        throw IRError(kernel + arg + ": divisibility must be a positive power of two, got " + std::to_string(d));
+      if (d != 1 && !integer && !pointer)
+        throw IRError(kernel + arg + ": divisibility applies to integer and pointer scalars only");
+      if (facts[i].equal_to_1 && !integer) throw IRError(kernel + arg + ": equal_to = 1 applies to integer scalars only");
+    }
+  }
   void define(const Value* v, const Operation* by) {
     if (!defined_.insert(v).second) {
       if (by) fail(*by, "%" + std::to_string(v->id) + " is defined twice");

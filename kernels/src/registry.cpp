@@ -13,6 +13,15 @@ const std::vector<KernelInfo>& all_kernels() {
   static const std::vector<KernelInfo> kernels = {
       vector_add_entry(),
       softmax_entry(),
+      attention_entry(),
+      matmul_entry(),
+      matmul_unfused_entry(),
+      dropout_entry(),
+      conv2d_bn_silu_entry(),
+      conv2d_bn_silu_unfused_entry(),
+      layer_norm_entry(),
+      layer_norm_backward_entry(),
+      rms_norm_entry(),
   };
   return kernels;
 }
@@ -88,6 +97,12 @@ RunOptions make_options(const KernelInfo& kernel, const std::map<std::string, st
     throw std::invalid_argument(kernel.name + " does not support dtype '" + dtype + "' (supported: " + joined(kernel.dtypes, ", ") + ")");
   options.dtype = dtype;
   return options;
+}
+
+std::string shape_string(const KernelInfo& kernel, const RunOptions& options) {
+  std::vector<std::string> sizes;
+  for (const Dim& d : kernel.dims) sizes.push_back(d.name + "=" + std::to_string(options.dims.at(d.name)));
+  return joined(sizes, " ");
 }
 
 double choice_number(const RunOptions& options, const std::string& name) {

@@ -1,15 +1,9 @@
-// Shape strings, parallelism and traffic sums for the sample kernels.
+// Parallelism and traffic sums for the sample kernels.
 #include "run_support.hpp"
 
 #include <thread>
 
 namespace kiln::kernels {
-
-std::string shape_string(const RunOptions& options, const std::vector<Dim>& dims) {
-  std::string out;
-  for (const Dim& d : dims) out += (out.empty() ? "" : " ") + d.name + "=" + std::to_string(options.dims.at(d.name));
-  return out;
-}
 
 int compute_units(const Device& device) {
   if (device.threads() > 0) return device.threads();

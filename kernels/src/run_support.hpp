@@ -1,5 +1,5 @@
 // Shared pieces of running a sample kernel: random inputs, timing launches,
-// the shape string, the device's parallelism.
+// the device's parallelism, traffic sums.
 #pragma once
 
 #include <algorithm>
@@ -43,8 +43,6 @@ double median_seconds(F&& launch) {
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
 }
-
-std::string shape_string(const RunOptions& options, const std::vector<Dim>& dims);
 
 /// How many programs the device runs at once: its threads for the cpu (the
 /// SM count for a GPU), the figure tile-size choices divide the work by.

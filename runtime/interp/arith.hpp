@@ -158,9 +158,11 @@ struct Shr {
     }
   }
 };
-/// High half of the full unsigned product.
+/// High half of the full unsigned product. Defined on unsigned types only:
+/// signed tiles run the unsigned routine (the same bits), because GCC 12
+/// vectorises a signed 16-bit instantiation with the signed multiply-high.
 struct Umulhi {
-  template <class E> static constexpr bool valid = integral<E>;
+  template <class E> static constexpr bool valid = integral<E> && !E::is_signed;
   template <class E> static C<E> apply(C<E> a, C<E> b) {
     using U = std::make_unsigned_t<C<E>>;
     if constexpr (E::is_bool) {

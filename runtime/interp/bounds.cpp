@@ -1,6 +1,5 @@
 // Bounds checks and their messages: "kernel softmax: load out of bounds at
 // softmax.hpp:41: element offset 1000 is past the end of 'x' (1000 elements of f32)".
-#include "vectorize.hpp"
 
 #include "bounds.hpp"
 

@@ -1,6 +1,5 @@
 // cast (value conversion between any two element types) and bitcast
 // (reinterpreting bits of equal width).
-#include "vectorize.hpp"
 
 #include <cstring>
 

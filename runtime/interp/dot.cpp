@@ -3,7 +3,6 @@
 // truncated to the accumulator's type; each element sums in k order.
 // `tf32` rounds f32 inputs to 10 mantissa bits first; `tf32x3` splits each
 // into a tf32 head and tail and sums the three significant products.
-#include "vectorize.hpp"
 
 #include <bit>
 #include <cstring>

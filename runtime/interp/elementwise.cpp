@@ -1,6 +1,5 @@
 // Elementwise ops: arithmetic, bitwise, shifts, math, fma, umulhi, cmp and
 // select, each a whole-tile loop specialised for its element type.
-#include "vectorize.hpp"
 
 #include "arith.hpp"
 #include "fault.hpp"
@@ -180,8 +179,6 @@ void bind_elementwise(const ir::Operation& op, Instr& ins) {
     case ir::OpCode::shl: ins.run = binary<Shl>(op, t); return;
     case ir::OpCode::shr: ins.run = binary<Shr>(op, t); return;
     case ir::OpCode::umulhi:
-      // The same bits as the unsigned type's; GCC 12 vectorises the signed
-      // instantiation with a signed multiply-high.
       ins.run = binary<Umulhi>(op, is_signed_int(t.dtype) ? ir::Type::scalar(unsigned_of(t.dtype)) : t);
       return;
     case ir::OpCode::neg: ins.run = unary<Neg>(op, t); return;

@@ -1,6 +1,5 @@
 // addptr, load and store: address arithmetic and bounds-checked global
 // memory access; masked-off lanes are never touched.
-#include "vectorize.hpp"
 
 #include <bit>
 #include <cstring>

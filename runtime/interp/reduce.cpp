@@ -3,7 +3,6 @@
 // its two arguments runs as a specialised loop instead (the softmax hot path):
 // float sums and products keep index order, ops that are exactly associative
 // (max, min, bitwise, integer add/mul) are regrouped to vectorise.
-#include "vectorize.hpp"
 
 #include <algorithm>
 #include <cstring>

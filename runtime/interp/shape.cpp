@@ -1,6 +1,5 @@
 // Creation and shape ops: constant, grid queries, arange, splat, broadcast,
 // expand_dims, reshape, trans, join, split. Only element widths matter here.
-#include "vectorize.hpp"
 
 #include <algorithm>
 #include <cstring>

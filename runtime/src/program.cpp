@@ -1,13 +1,47 @@
-// Launching a compiled kernel on a device.
+// Optimizing, specialising and launching a compiled kernel.
 #include "kiln/runtime/program.hpp"
+
+#include <algorithm>
+
+#include "kiln/ir/verifier.hpp"
 
 namespace kiln::runtime {
 
-Program::Program(std::unique_ptr<ir::Function> traced, std::unique_ptr<ir::Function> optimized, std::string display_name)
+namespace {
+std::unique_ptr<ir::Function> optimized_copy(const ir::Function& fn, const ProgramOptions& options) {
+  auto copy = ir::clone(fn);
+  if (options.passes) ir::optimize(*copy, *options.passes);
+  return copy;
+}
+}  // namespace
+
+Program::Program(std::unique_ptr<ir::Function> traced, std::string display_name, ProgramOptions options)
     : traced_(std::move(traced)),
-      optimized_(std::move(optimized)),
+      optimized_(optimized_copy(*traced_, options)),
       display_name_(std::move(display_name)),
+      options_(std::move(options)),
       interpreter_(*optimized_) {}
+
+std::shared_ptr<const Program> Program::specialized(const std::vector<ir::ArgumentFacts>& facts) const {
+  if (!options_.specialize || std::all_of(facts.begin(), facts.end(), [](const ir::ArgumentFacts& f) { return f.trivial(); }))
+    return shared_from_this();
+  std::lock_guard lock(mutex_);
+  auto& slot = specializations_[facts];
+  if (!slot) {
+    auto copy = ir::clone(*traced_);
+    ir::specialize(*copy, facts);
+    ir::verify(*copy);
+    ProgramOptions variant = options_;
+    variant.specialize = false;
+    slot = std::make_shared<Program>(std::move(copy), display_name_, std::move(variant));
+  }
+  return slot;
+}
+
+std::size_t Program::specialization_count() const {
+  std::lock_guard lock(mutex_);
+  return specializations_.size();
+}
 
 LaunchStats Program::launch(const Device& device, Grid grid, std::span<const KernelArgument> args) const {
   for (int g : grid)

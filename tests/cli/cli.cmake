@@ -22,7 +22,7 @@ kiln_cli_test(info 0 "kiln [0-9.]+\nLLVM 19[.0-9]+.*devices: cpu" info)
 kiln_cli_test(version 0 "kiln [0-9]+\\.[0-9]+\\.[0-9]+" --version)
 kiln_cli_test(dump_opt 0 "kernel @softmax\\(%0: ptr<f32>, %1: ptr<f32>, %2: i32, %3: i32, %4: i32\\) \\{.*reduce.*for" dump softmax --stage opt)
 kiln_cli_test(dump_locations 0 "loc\\(\"[^\"]*softmax.hpp\":[0-9]+\\)" dump softmax --stage ir --locations)
-kiln_cli_test(unknown_kernel 2 "^kiln: unknown kernel 'nope' \\(known: vector_add, softmax\\)\n$" run nope)
+kiln_cli_test(unknown_kernel 2 "^kiln: unknown kernel 'nope' \\(known: vector_add, softmax, [a-z0-9_, ]+\\)\n$" run nope)
 kiln_cli_test(unknown_dim 2 "^kiln: softmax has no parameter --rowz \\(its parameters: --rows, --cols\\)\n$" run softmax --rowz 3)
 kiln_cli_test(stats 0 "vector_add n=1000 f32 on cpu\n  stats: 0.008 MB read, 0.004 MB written, 0.012 MB in all\n$" run vector_add --n 1000 --stats)
 kiln_cli_test(bad_size 2 "^kiln: softmax: --rows must be between 1 and 2\\^31-1, got 0\n$" run softmax --rows 0)
@@ -33,3 +33,51 @@ kiln_cli_test(bad_stage 2 "^kiln: unknown stage 'ptx' \\(stages: ir, opt\\)\n$" 
 kiln_cli_test(unknown_flag 2 "^kiln: The following argument was not expected: --frobnicate \\(see kiln --help\\)\n$" info --frobnicate)
 kiln_cli_test(no_subcommand 2 "^kiln: A subcommand is required \\(see kiln --help\\)\n$")
 kiln_cli_test(help 0 "Subcommands:.*run.*dump" --help)
+set(attention_ok "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok")
+kiln_cli_test(attention_check 0 "attention batch=2 heads=4 seq=33 causal=on head_dim=64 f16 on cpu\n  ${attention_ok}"
+  run attention --seq 33 --check)
+kiln_cli_test(attention_full_check 0 "causal=off head_dim=64 f16 on cpu\n  ${attention_ok}" run attention --seq 33 --causal off --check)
+kiln_cli_test(attention_d128_check 0 "causal=on head_dim=128 f16 on cpu\n  ${attention_ok}" run attention --seq 33 --head_dim 128 --check)
+kiln_cli_test(attention_bf16_check 0 "causal=on head_dim=64 bf16 on cpu\n  ${attention_ok}" run attention --seq 33 --dtype bf16 --check)
+kiln_cli_test(attention_f32_check 0 "causal=off head_dim=128 f32 on cpu\n  ${attention_ok}"
+  run attention --batch 3 --heads 1 --seq 70 --head_dim 128 --causal off --dtype f32 --check)
+# conv2d_bn_silu: each variant, the automatic choice, the unfused sequence and a variant that cannot run a shape.
+set(conv2d_ok "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok")
+kiln_cli_test(conv2d_auto_check 0 "conv2d_bn_silu n=2 c=3 h=9 w=7 k=20 r=3 s=3 stride=1 pad=1 dilation=1 groups=1 variant=auto f32 on cpu\n  plan: gemm \\(k=20 >= 16 and c\\*r\\*s=27 >= 16[^\n]*\\)\n  ${conv2d_ok}"
+  run conv2d_bn_silu --c 3 --h 9 --w 7 --k 20 --check)
+kiln_cli_test(conv2d_scalar_depthwise_f16_check 0 "groups=6 variant=scalar f16 on cpu\n  plan: scalar \\(scalar as requested\\)\n  ${conv2d_ok}"
+  run conv2d_bn_silu --c 6 --k 12 --h 11 --w 10 --stride 2 --groups 6 --variant scalar --dtype f16 --check)
+kiln_cli_test(conv2d_tiled_bf16_check 0 "dilation=2 groups=1 variant=tiled bf16 on cpu\n  plan: tiled \\(tiled as requested\\)\n  ${conv2d_ok}"
+  run conv2d_bn_silu --c 5 --k 5 --h 7 --w 9 --pad 2 --dilation 2 --variant tiled --dtype bf16 --check)
+kiln_cli_test(conv2d_gemm_check 0 "k=33 r=1 s=1 stride=1 pad=0 dilation=1 groups=1 variant=gemm f32 on cpu\n  plan: gemm \\(gemm as requested\\)\n  ${conv2d_ok}"
+  run conv2d_bn_silu --n 3 --c 6 --h 5 --w 7 --k 33 --r 1 --s 1 --pad 0 --variant gemm --check)
+kiln_cli_test(conv2d_unfused_check 0 "conv2d_bn_silu_unfused n=2 c=4 h=8 w=8 k=17 [^\n]* f32 on cpu\n  plan: [^\n]*\n  ${conv2d_ok}\n  stats: [0-9.]+ MB read, [0-9.]+ MB written"
+  run conv2d_bn_silu_unfused --c 4 --h 8 --w 8 --k 17 --stride 2 --check --stats)
+kiln_cli_test(conv2d_gemm_groups_error 2 "^kiln: conv2d_bn_silu --variant gemm: the gemm variant needs groups=1, got groups=2 \\(use --variant scalar or auto\\)\n$"
+  run conv2d_bn_silu --c 4 --k 4 --h 5 --w 5 --groups 2 --variant gemm)
+set(matmul_ok "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok")
+kiln_cli_test(matmul_check 0 "matmul m=70 n=45 k=33 bias=on dropout=0.1 gelu=erf out=same f32 on cpu\n  plan: [^\n]*\n  ${matmul_ok}"
+  run matmul --m 70 --n 45 --k 33 --check)
+kiln_cli_test(matmul_tanh_f16_into_f32_check 0 "bias=on dropout=0.3 gelu=tanh out=f32 f16 on cpu\n  plan: [^\n]*\n  ${matmul_ok}"
+  run matmul --m 33 --n 65 --k 17 --gelu tanh --dropout 0.3 --dtype f16 --out f32 --check)
+kiln_cli_test(matmul_plain_bf16_check 0 "bias=off dropout=0 gelu=none out=same bf16 on cpu\n  plan: [^\n]*\n  ${matmul_ok}"
+  run matmul --m 9 --n 130 --k 70 --bias off --gelu none --dropout 0 --dtype bf16 --check)
+kiln_cli_test(matmul_unfused_check 0 "matmul_unfused m=70 n=45 k=33 bias=on dropout=0.1 gelu=erf out=f16 f32 on cpu\n  plan: [^\n]*\n  ${matmul_ok}\n  stats: [0-9.]+ MB read"
+  run matmul_unfused --m 70 --n 45 --k 33 --out f16 --check --stats)
+kiln_cli_test(dropout_check 0 "dropout n=10007 p=0.3 bf16 on cpu\n  ${matmul_ok}" run dropout --n 10007 --p 0.3 --dtype bf16 --check)
+kiln_cli_test(matmul_bad_gelu 2 "^kiln: matmul: --gelu does not accept 'foo' \\(accepted: none, erf, tanh\\)\n$" run matmul --gelu foo)
+kiln_cli_test(matmul_bad_dropout 2 "^kiln: --dropout needs a number in \\[0, 1\\), got '1.5'\n$" run matmul --dropout 1.5)
+# Row normalisation: layer norm forward and backward, RMS norm (one tile, several tiles, f16/bf16).
+set(norm_ok "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok")
+kiln_cli_test(layer_norm_check 0 "layer_norm m=7 n=1000 f32 on cpu\n  ${norm_ok}" run layer_norm --m 7 --n 1000 --check)
+kiln_cli_test(layer_norm_f16_tiles_check 0 "layer_norm m=33 n=5000 f16 on cpu\n  ${norm_ok}" run layer_norm --m 33 --n 5000 --dtype f16 --check)
+kiln_cli_test(layer_norm_backward_check 0 "layer_norm_backward m=7 n=1000 f32 on cpu\n  plan: [^\n]*\n  ${norm_ok}" run layer_norm_backward --m 7 --n 1000 --check)
+kiln_cli_test(layer_norm_backward_bf16_tiles_check 0 "layer_norm_backward m=45 n=5000 bf16 on cpu\n  plan: [^\n]*\n  ${norm_ok}"
+  run layer_norm_backward --m 45 --n 5000 --dtype bf16 --check)
+kiln_cli_test(rms_norm_check 0 "rms_norm m=7 n=1000 f32 on cpu\n  ${norm_ok}" run rms_norm --m 7 --n 1000 --check)
+kiln_cli_test(rms_norm_bf16_check 0 "rms_norm m=5 n=3 bf16 on cpu\n  ${norm_ok}" run rms_norm --m 5 --n 3 --dtype bf16 --check)
+kiln_cli_test(dump_layer_norm_backward 0 "kernel @layer_norm_backward_rows\\(.*kernel @layer_norm_backward_reduce\\(" dump layer_norm_backward --stage opt)
+# kiln bench: each fused kernel against its unfused sequence, in one run.
+kiln_cli_test(bench_fusion 0 "matmul +f32 .* speed-up [0-9.]+x, [0-9.]+x less traffic than matmul_unfused \\(.*conv2d_bn_silu +f32 .* speed-up [0-9.]+x, [0-9.]+x less traffic than conv2d_bn_silu_unfused \\("
+  bench --suite fusion)
+kiln_cli_test(bench_no_kernel 2 "^kiln: suite 'fusion' has no kernel for dtype 'f64'\n$" bench --suite fusion --dtype f64)

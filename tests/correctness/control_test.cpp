@@ -326,6 +326,7 @@ void print_kernel(kl::Ptr<kl::i32> x, kl::Ptr<kl::f32> y) {
   auto p = kl::program_id(0);
   kl::device_print("value:", kl::load(x + p), kl::load(x + kl::arange<4>()), kl::load(y + p));
 }
+constexpr int kPrintLine = __LINE__ - 2;
 
 // The numbers in `text`, in order.
 std::vector<double> numbers_in(const std::string& text) {
@@ -371,6 +372,18 @@ TEST(DevicePrint, PrintsPrefixProgramIdAndValues) {
     }
     EXPECT_EQ(found, 1) << "program " << p << " in:\n" << output;
   }
+}
+
+TEST(DevicePrint, RecordsTheLineOfTheCall) {
+  const auto kernel = kl::compile<print_kernel>();
+  bool seen = false;
+  kiln::ir::walk(kernel.ir().body, [&](kiln::ir::Operation& op) {
+    if (op.code != kiln::ir::OpCode::print) return;
+    seen = true;
+    EXPECT_TRUE(op.loc.file.ends_with("control_test.cpp")) << op.loc.file;
+    EXPECT_EQ(op.loc.line, kPrintLine);
+  });
+  EXPECT_TRUE(seen);
 }
 
 // Asserts that hold: loaded values (other 1 where masked) are positive, and

@@ -319,6 +319,28 @@ TEST(VerifierError, ReduceCombineArguments) {
             "verify: reduce: combine region argument 1 must be f32, %3 is f16");
 }
 
+TEST(VerifierError, ArgumentFactsOnAFloat) {
+  EXPECT_EQ(verify_error("kernel @k(%0: f32 {divisibility = 16}) {\n}\n"),
+            "verify: kernel @k: argument %0 (f32): divisibility applies to integer and pointer scalars only");
+  EXPECT_EQ(verify_error("kernel @k(%0: ptr<f32> {equal_to = 1}) {\n}\n"),
+            "verify: kernel @k: argument %0 (ptr<f32>): equal_to = 1 applies to integer scalars only");
+  EXPECT_EQ(verify_error("kernel @k(%0: i1 {equal_to = 1}) {\n}\n"),
+            "verify: kernel @k: argument %0 (i1): equal_to = 1 applies to integer scalars only");
+}
+
+TEST(VerifierError, ArgumentFactsCount) {
+  auto fn = parse_function("kernel @k(%0: i32, %1: i32) {\n}\n");
+  fn->argument_facts = {ArgumentFacts{.divisibility = 16}};
+  EXPECT_EQ(verify_error(*fn), "verify: kernel @k: argument facts are given for 1 of 2 arguments");
+}
+
+TEST(VerifierError, DotInputDtype) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<16x16xi16>, %1: tile<16x16xi16>, %2: tile<16x16xi32>) {
+  %3 = dot %0, %1, %2 {precision = ieee} : tile<16x16xi32>
+})"),
+            "verify: dot: inputs must be f16, bf16, f32, f8e4m3, f8e5m2 or i8, %0 is tile<16x16xi16>");
+}
+
 TEST(VerifierError, TransOrderNotAPermutation) {
   EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<4x8xf32>) {
   %1 = trans %0 {order = [0, 0]} : tile<4x8xf32>

@@ -1039,6 +1039,12 @@ TEST(Interpreter, DotAccumulatesInKOrder) {
   const auto ab = random_values<kiln::bfloat16>(kM * kK * kPrograms, 205);
   const auto bb = random_values<kiln::bfloat16>(kK * kN * kPrograms, 206);
   check_dot<kiln::bfloat16, float, float>(ab, bb, c, run_dot<kiln::bfloat16, float>(ab, bb, c, "ieee"), identity);
+  const auto a4 = random_values<kiln::float8_e4m3>(kM * kK * kPrograms, 207);
+  const auto b4 = random_values<kiln::float8_e4m3>(kK * kN * kPrograms, 208);
+  check_dot<kiln::float8_e4m3, float, float>(a4, b4, c, run_dot<kiln::float8_e4m3, float>(a4, b4, c, "ieee"), identity);
+  const auto a5 = random_values<kiln::float8_e5m2>(kM * kK * kPrograms, 209);
+  const auto b5 = random_values<kiln::float8_e5m2>(kK * kN * kPrograms, 210);
+  check_dot<kiln::float8_e5m2, float, float>(a5, b5, c, run_dot<kiln::float8_e5m2, float>(a5, b5, c, "ieee"), identity);
 }
 
 TEST(Interpreter, DotTf32x3IsCloseToIeee) {

@@ -216,6 +216,21 @@ TEST(IrRoundTrip, NestedRegionsAttributesAndLocations) {
   expect_round_trip(without_locations);
 }
 
+TEST(IrRoundTrip, ArgumentFactsOfASpecialisedKernel) {
+  const std::string text =
+      "kernel @k(%0: ptr<f32> {divisibility = 16}, %1: i32, %2: i64 {equal_to = 1}, %3: i32 {divisibility = 16}) {\n"
+      "}\n";
+  expect_round_trip(text);
+  auto fn = parse_function(text);
+  ASSERT_EQ(fn->argument_facts.size(), 4u);
+  EXPECT_EQ(fn->argument_facts[0], (ArgumentFacts{.divisibility = 16}));
+  EXPECT_TRUE(fn->argument_facts[1].trivial());
+  EXPECT_EQ(fn->argument_facts[2], (ArgumentFacts{.equal_to_1 = true}));
+  EXPECT_EQ(clone(*fn)->argument_facts, fn->argument_facts);
+  // A kernel without facts keeps none, so unspecialised kernels print as before.
+  EXPECT_TRUE(parse_function("kernel @k(%0: i32) {\n}\n")->argument_facts.empty());
+}
+
 TEST(IrRoundTrip, ParsedAttributesHaveTheirKinds) {
   auto fn = parse_function(kNested);
   std::vector<Operation*> ops;

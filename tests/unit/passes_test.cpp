@@ -1106,6 +1106,37 @@ TEST(Pipeline, DumpsAfterEveryPassAndTimesThem) {
   EXPECT_EQ(timings % 4, 0);
 }
 
+// ---- specialize ------------------------------------------------------------------------
+
+TEST(Specialize, ReplacesArgumentsEqualToOneAndRecordsTheFacts) {
+  auto fn = parse_function(R"(kernel @k(%0: ptr<f32>, %1: i32, %2: i32) {
+  %3 = program_id {axis = 0} : i32
+  %4 = mul %3, %1 : i32
+  %5 = addptr %0, %4 : ptr<f32>
+  %6 = load %5 {cache = none, evict = none} : f32
+  %7 = addptr %5, %2 : ptr<f32>
+  store %7, %6 {cache = none, evict = none}
+}
+)");
+  specialize(*fn, {{.divisibility = 16}, {.equal_to_1 = true}, {.divisibility = 16}});
+  verify(*fn);
+  std::ostringstream log;
+  optimize(*fn, logging_to(log));
+  EXPECT_EQ(print(*fn), R"(kernel @k(%0: ptr<f32> {divisibility = 16}, %1: i32 {equal_to = 1}, %2: i32 {divisibility = 16}) {
+  %3 = program_id {axis = 0} : i32
+  %4 = addptr %0, %3 : ptr<f32>
+  %5 = load %4 {cache = none, evict = none} : f32
+  %6 = addptr %4, %2 : ptr<f32>
+  store %6, %5 {cache = none, evict = none}
+}
+)");
+}
+
+TEST(Specialize, RejectsAFactCountThatDiffers) {
+  auto fn = parse_function("kernel @k(%0: i32) {\n}\n");
+  EXPECT_THROW(specialize(*fn, {}), IRError);
+}
+
 TEST(Pipeline, VerifiesTheInputFirst) {
   auto fn = parse_function(R"(kernel @k(%0: f32, %1: f16) {
   %2 = add %0, %1 : f32

@@ -3,15 +3,25 @@
 
 #include <source_location>
 #include <string>
+#include <utility>
 
 #include "kiln/dsl/value.hpp"
 
 namespace kiln {
 
+/// The text device_print prints first, carrying the line of the call (a
+/// default argument cannot follow the values).
+struct PrintPrefix {
+  std::string text;
+  std::source_location loc;
+  PrintPrefix(const char* t, std::source_location l = std::source_location::current()) : text(t), loc(l) {}
+  PrintPrefix(std::string t, std::source_location l = std::source_location::current()) : text(std::move(t)), loc(l) {}
+};
+
 /// Prints `prefix` and the values, once per program, with the program id.
 template <Value... Xs>
-void device_print(const std::string& prefix, const Xs&... values) {
-  detail::emit_op(ir::OpCode::print, {values.value()...}, {}, {{"prefix", prefix}}, 0, std::source_location::current());
+void device_print(const PrintPrefix& prefix, const Xs&... values) {
+  detail::emit_op(ir::OpCode::print, {values.value()...}, {}, {{"prefix", prefix.text}}, 0, prefix.loc);
 }
 
 /// A fault naming `message`, the kernel and this line if any element of

@@ -35,6 +35,10 @@ struct CompileOptions {
   int num_stages = 3;
   /// Run the IR passes (canonicalize, CSE, LICM, DCE).
   bool optimize = true;
+  /// Compile a variant per launch-argument facts, as Triton does: integers
+  /// equal to 1 become constants, integers divisible by 16 and 16-byte
+  /// aligned pointers are marked so (`{divisibility = 16}` in the IR).
+  bool specialize = true;
   /// Print the IR after this pass ("all" for every pass) to stderr.
   std::string dump_after;
   /// Print each pass's time to stderr.
@@ -123,6 +127,22 @@ runtime::KernelArgument to_argument(const Arg& a, std::size_t index, std::string
   return out;
 }
 
+/// What argument `a` of kernel parameter Param lets a specialised kernel
+/// assume: integers equal to 1 or divisible by 16, pointers aligned to 16 bytes.
+template <class Param>
+ir::ArgumentFacts argument_facts(const runtime::KernelArgument& a) {
+  ir::ArgumentFacts facts;
+  if constexpr (Pointer<Param>) {
+    if (a.bits % 16 == 0) facts.divisibility = 16;
+  } else if constexpr (std::is_integral_v<storage_of<Param>> && !std::is_same_v<storage_of<Param>, bool>) {
+    storage_of<Param> value;
+    std::memcpy(&value, &a.bits, sizeof(value));
+    if (value == 1) facts.equal_to_1 = true;
+    else if (value % 16 == 0) facts.divisibility = 16;
+  }
+  return facts;
+}
+
 template <class... Args>
 Device device_of(const Args&... args) {
   const Device* found = nullptr;
@@ -156,16 +176,34 @@ class Kernel {
 
   template <class... Args>
   runtime::LaunchStats launch_on(const Device& device, Grid grid, const Args&... args) const {
-    static_assert(detail::launch_argument_count_check<sizeof...(Params), sizeof...(Args)>::value);
-    return launch_checked(device, grid, std::index_sequence_for<Args...>{}, args...);
+    const std::vector<runtime::KernelArgument> marshalled = marshal(args...);
+    return specialized(marshalled, std::index_sequence_for<Params...>{})->launch(device, {grid.x, grid.y, grid.z}, marshalled);
+  }
+
+  /// The program a launch with these arguments runs: the variant specialised
+  /// for what their values let it assume.
+  template <class... Args>
+  std::shared_ptr<const runtime::Program> program_for(const Args&... args) const {
+    return specialized(marshal(args...), std::index_sequence_for<Params...>{});
   }
 
  private:
+  template <class... Args>
+  std::vector<runtime::KernelArgument> marshal(const Args&... args) const {
+    static_assert(detail::launch_argument_count_check<sizeof...(Params), sizeof...(Args)>::value);
+    return marshal_checked(std::index_sequence_for<Args...>{}, args...);
+  }
+
   template <std::size_t... I, class... Args>
-  runtime::LaunchStats launch_checked(const Device& device, Grid grid, std::index_sequence<I...>, const Args&... args) const {
+  std::vector<runtime::KernelArgument> marshal_checked(std::index_sequence<I...>, const Args&... args) const {
     static_assert((detail::launch_argument_check<I, Params, Args>::value && ...));
-    std::vector<runtime::KernelArgument> marshalled{detail::to_argument<Params>(args, I, name())...};
-    return program_->launch(device, {grid.x, grid.y, grid.z}, marshalled);
+    return {detail::to_argument<Params>(args, I, name())...};
+  }
+
+  template <std::size_t... I>
+  std::shared_ptr<const runtime::Program> specialized(const std::vector<runtime::KernelArgument>& marshalled,
+                                                      std::index_sequence<I...>) const {
+    return program_->specialized({detail::argument_facts<Params>(marshalled[I])...});
   }
 
   std::shared_ptr<const runtime::Program> program_;

@@ -6,6 +6,7 @@
 // induction variable and carried values, a combine function's inputs).
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -103,10 +104,26 @@ struct Block {
   Operation* terminator() const;
 };
 
+/// What a launch's argument value lets a specialised kernel assume (Triton's
+/// specialisation). Printed after the argument's type: `{divisibility = 16}`,
+/// `{equal_to = 1}`.
+struct ArgumentFacts {
+  /// The integer, or the pointer's address in bytes, is a multiple of this
+  /// power of two (1: nothing known).
+  std::int64_t divisibility = 1;
+  /// The integer is 1; specialize() replaces its uses by the constant.
+  bool equal_to_1 = false;
+
+  bool trivial() const { return divisibility == 1 && !equal_to_1; }
+  friend bool operator==(const ArgumentFacts&, const ArgumentFacts&) = default;
+  friend auto operator<=>(const ArgumentFacts&, const ArgumentFacts&) = default;
+};
+
 /// A kernel: a name, typed arguments and a body.
 struct Function {
   std::string name;
   std::vector<std::string> argument_names;  // C++ parameter names where known
+  std::vector<ArgumentFacts> argument_facts;  // one per argument, or empty: nothing known
   Block body;
 
   Function() = default;

@@ -3,6 +3,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "kiln/ir/ir.hpp"
 
@@ -20,6 +21,11 @@ bool eliminate_dead_code(Function& fn);
 /// Moves side-effect-free ops whose operands are defined outside a `for`
 /// or `while` loop in front of it.
 bool hoist_loop_invariants(Function& fn);
+
+/// Sets the kernel's argument facts (one per argument) and replaces every use
+/// of an integer argument known to equal 1 by the constant 1; the argument
+/// stays in the signature. Throws IRError if the count differs.
+void specialize(Function& fn, std::vector<ArgumentFacts> facts);
 
 struct PipelineOptions {
   std::string dump_after;      // pass name, or "all": print the IR after it to `log`

@@ -45,7 +45,7 @@ struct RunOptions {
 };
 
 struct RunReport {
-  std::string shape;                    // "rows=1000 cols=1111"
+  std::string plan;                     // what the kernel chose for this shape and why, when it chooses
   std::optional<double> error;          // relative error against the reference (when checked)
   double tolerance = 0;                 // the largest error accepted for this dtype and shape
   std::optional<double> seconds;        // median time of one launch (when benched)
@@ -79,6 +79,9 @@ const KernelInfo& find_kernel(std::string_view name);
 /// a value the choice does not accept or a dtype it does not support.
 RunOptions make_options(const KernelInfo& kernel, const std::map<std::string, std::string>& flags, std::string dtype,
                         Device device);
+
+/// The options' dims in the kernel's order: "rows=1000 cols=1111".
+std::string shape_string(const KernelInfo& kernel, const RunOptions& options);
 
 /// The value of a numeric choice (one whose `values` is empty).
 double choice_number(const RunOptions& options, const std::string& name);

@@ -1,25 +1,45 @@
-// A compiled kernel: its traced and optimized IR and what runs it on each device.
+// A compiled kernel: its traced and optimized IR, what runs it on each
+// device, and its specialisations for what launch arguments let it assume.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "kiln/ir/ir.hpp"
+#include "kiln/ir/passes.hpp"
 #include "kiln/runtime/device.hpp"
 #include "kiln/runtime/interpreter.hpp"
 
 namespace kiln::runtime {
 
-class Program {
+struct ProgramOptions {
+  /// The IR passes run on a copy of the traced kernel; none: run it as traced.
+  std::optional<ir::PipelineOptions> passes = ir::PipelineOptions{};
+  /// Build a variant per set of argument facts (Triton's specialisation).
+  bool specialize = true;
+};
+
+class Program : public std::enable_shared_from_this<Program> {
  public:
-  /// `traced` is the kernel as the tracer built it, `optimized` after the
-  /// IR passes; `display_name` is the C++ name (vector_add<1024>).
-  Program(std::unique_ptr<ir::Function> traced, std::unique_ptr<ir::Function> optimized, std::string display_name);
+  /// `traced` is the verified kernel as the tracer built it; `display_name`
+  /// is the C++ name (vector_add<1024>).
+  Program(std::unique_ptr<ir::Function> traced, std::string display_name, ProgramOptions options = {});
 
   const ir::Function& traced() const { return *traced_; }
   const ir::Function& optimized() const { return *optimized_; }
   const std::string& display_name() const { return display_name_; }
+
+  /// The program for launches whose arguments have `facts` (one per
+  /// argument): this one when nothing is known or specialisation is off,
+  /// else a copy specialised and optimized once, then cached.
+  std::shared_ptr<const Program> specialized(const std::vector<ir::ArgumentFacts>& facts) const;
+  /// How many specialised variants have been built so far.
+  std::size_t specialization_count() const;
 
   LaunchStats launch(const Device& device, Grid grid, std::span<const KernelArgument> args) const;
 
@@ -27,7 +47,10 @@ class Program {
   std::unique_ptr<ir::Function> traced_;
   std::unique_ptr<ir::Function> optimized_;
   std::string display_name_;
+  ProgramOptions options_;
   InterpretedKernel interpreter_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::vector<ir::ArgumentFacts>, std::shared_ptr<const Program>> specializations_;
 };
 
 }  // namespace kiln::runtime

@@ -1,0 +1,233 @@
+// Attention forward in the FlashAttention style: O = softmax(Q K^T * scale
+// [+ causal mask]) V and the log-sum-exp of each query row's scaled scores,
+// for Q, K, V, O of shape [batch, heads, seq, head_dim]. One program per
+// block of query rows of one (batch, head) loops over the keys block by
+// block with an online softmax, so the seq x seq score matrix never exists.
+// Also the double reference with a per-element error bound.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <numbers>
+#include <type_traits>
+#include <vector>
+
+#include "kiln/kiln.hpp"
+#include "kiln/kernels/accuracy.hpp"
+
+namespace kiln::kernels {
+
+namespace kl = kiln;
+
+namespace attention_detail {
+
+inline constexpr double negative_infinity = -std::numeric_limits<double>::infinity();
+
+/// The running state of one block of query rows: the maximum score seen so far
+/// (in log2 units), the sum of exp2(score - maximum), and the accumulator of
+/// exp2(score - maximum) V.
+template <int BLOCK_M, int HEAD_DIM>
+struct OnlineSoftmax {
+  kl::Var<kl::Tile<kl::f32, BLOCK_M>> row_max = kl::full<kl::f32, BLOCK_M>(negative_infinity);
+  kl::Var<kl::Tile<kl::f32, BLOCK_M>> row_sum = kl::zeros<kl::f32, BLOCK_M>();
+  kl::Var<kl::Tile<kl::f32, BLOCK_M, HEAD_DIM>> acc = kl::zeros<kl::f32, BLOCK_M, HEAD_DIM>();
+};
+
+/// Folds the keys [start_n, start_n + BLOCK_N) into `state`. MASKED: some of
+/// these keys lie past `seq` or (CAUSAL) after some of the rows; their scores
+/// become -inf and their K and V rows are not read. Unmasked blocks skip the
+/// compares, which is what most blocks are.
+template <bool MASKED, bool CAUSAL, int BLOCK_N, class T, int BLOCK_M, int HEAD_DIM, class Rows, class Dims, class QTile,
+          class Scale>
+void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl::Ptr<T> v_head, const QTile& q_tile,
+                  const Rows& rows, const Dims& dims, kl::i32 start_n, kl::i32 seq, kl::i32 stride_seq,
+                  const Scale& qk_scale) {
+  auto keys = start_n + kl::arange<BLOCK_N>();
+  auto keys_across = kl::expand_dims<0>(keys);  // [1, BLOCK_N]
+  auto keys_down = kl::expand_dims<1>(keys);    // [BLOCK_N, 1]
+  auto k_ptrs = k_head + keys_across * stride_seq + kl::expand_dims<1>(dims);  // K^T: [HEAD_DIM, BLOCK_N]
+  auto v_ptrs = v_head + keys_down * stride_seq + kl::expand_dims<0>(dims);    // V: [BLOCK_N, HEAD_DIM]
+  auto scores = [&] {
+    if constexpr (MASKED) {
+      auto in_seq = keys_across < seq;
+      auto s = kl::dot(q_tile, kl::load(k_ptrs, in_seq)) * qk_scale;
+      if constexpr (CAUSAL) return kl::where(in_seq & (keys_across <= kl::expand_dims<1>(rows)), s, negative_infinity);
+      else return kl::where(in_seq, s, negative_infinity);
+    } else {
+      return kl::dot(q_tile, kl::load(k_ptrs)) * qk_scale;
+    }
+  }();
+  auto v_tile = [&] {
+    if constexpr (MASKED) return kl::load(v_ptrs, keys_down < seq);
+    else return kl::load(v_ptrs);
+  }();
+  auto new_max = kl::maximum(state.row_max, kl::max(scores, kl::axis<1>));
+  // A row with no visible key so far keeps a -inf maximum, and exp2(-inf -
+  // -inf) is NaN: take its exponents relative to 0 instead, so its weights stay
+  // 0. With the masks here every row sees key 0 in its first block; the guard
+  // keeps a row whose keys are all masked free of NaN all the same.
+  auto base = kl::where(new_max == negative_infinity, 0.0, new_max);
+  auto rescale = kl::exp2(state.row_max - base);
+  auto p = kl::exp2(scores - kl::expand_dims<1>(base));
+  state.row_sum = state.row_sum * rescale + kl::sum(p, kl::axis<1>);
+  state.acc = kl::dot(kl::cast<T>(p), v_tile, state.acc * kl::expand_dims<1>(rescale));
+  state.row_max = new_max;
+}
+
+}  // namespace attention_detail
+
+/// Attention forward. q, k, v, o: [batch, heads, seq, HEAD_DIM] with the given
+/// strides of the batch, head and seq axes (one layout for all four; head_dim
+/// contiguous). lse: [batch, heads, seq] f32, contiguous: the natural log of
+/// sum_j exp(sm_scale q_i . k_j) over the keys each row sees. Grid:
+/// (cdiv(seq, BLOCK_M), batch * heads). CAUSAL: row i sees keys 0..i; key
+/// blocks above the diagonal are never visited. BLOCK_M must be a multiple of
+/// BLOCK_N so that the causal diagonal starts on a key block boundary.
+template <class T, int HEAD_DIM, int BLOCK_M, int BLOCK_N, bool CAUSAL>
+void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<kl::f32> lse, kl::i32 seq,
+               kl::i32 heads, kl::f32 sm_scale, kl::i32 stride_batch, kl::i32 stride_head, kl::i32 stride_seq) {
+  static_assert(BLOCK_M % BLOCK_N == 0, "attention: BLOCK_M must be a multiple of BLOCK_N");
+  using attention_detail::attend_block;
+  auto start_m = kl::program_id(0) * BLOCK_M;
+  auto batch_head = kl::program_id(1);
+  auto head_offset = (batch_head / heads) * stride_batch + (batch_head % heads) * stride_head;
+  auto rows = start_m + kl::arange<BLOCK_M>();
+  auto dims = kl::arange<HEAD_DIM>();
+  auto row_ptrs = kl::expand_dims<1>(rows) * stride_seq + kl::expand_dims<0>(dims);  // [BLOCK_M, HEAD_DIM]
+  auto row_mask = kl::expand_dims<1>(rows < seq);
+  // Rows past seq read zeros: their scores are finite and never stored.
+  auto q_tile = kl::load(q + head_offset + row_ptrs, row_mask);
+  auto k_head = k + head_offset;
+  auto v_head = v + head_offset;
+  // exp2 instead of exp: log2(e) is folded into the scale once.
+  auto qk_scale = sm_scale * std::numbers::log2e;
+  attention_detail::OnlineSoftmax<BLOCK_M, HEAD_DIM> state;
+  if constexpr (CAUSAL) {
+    // Keys before start_m are visible to every row of the block and lie
+    // inside seq; the diagonal blocks need both masks.
+    for (auto start_n : kl::range(0, start_m, BLOCK_N))
+      attend_block<false, true, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
+    for (auto start_n : kl::range(start_m, kl::minimum(start_m + BLOCK_M, seq), BLOCK_N))
+      attend_block<true, true, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
+  } else {
+    auto full_blocks_end = seq / BLOCK_N * BLOCK_N;
+    for (auto start_n : kl::range(0, full_blocks_end, BLOCK_N))
+      attend_block<false, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
+    for (auto start_n : kl::range(full_blocks_end, seq, BLOCK_N))
+      attend_block<true, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
+  }
+  // A row that saw no visible key has sum 0: divide by 1 so that its output
+  // is 0 (and its LSE -inf) rather than NaN.
+  auto row_sum = kl::where(state.row_sum == 0.0, 1.0, state.row_sum);
+  kl::store(o + head_offset + row_ptrs, state.acc / kl::expand_dims<1>(row_sum), row_mask);
+  auto row_lse = state.row_max * std::numbers::ln2 + kl::log(row_sum);
+  kl::store(lse + batch_head * seq + rows, row_lse, rows < seq);
+}
+
+/// Shape and parameters of one attention call.
+struct AttentionShape {
+  int batch = 1;
+  int heads = 1;
+  int seq = 1;
+  int head_dim = 64;
+  bool causal = true;
+  double sm_scale = 0.125;
+  std::size_t elements() const { return static_cast<std::size_t>(batch) * heads * seq * head_dim; }
+};
+
+/// The double reference and how far the kernel may be from it, element by element.
+struct AttentionReference {
+  std::vector<double> o, lse;
+  std::vector<double> o_bound, lse_bound;  // |kernel - reference| may reach these
+};
+
+/// O and LSE in double from the plain softmax(Q K^T * scale [+ causal mask]) V
+/// of contiguous [batch, heads, seq, head_dim] inputs stored as C, and a bound
+/// on the error of the kernel run on the same inputs (C is its input dtype).
+///
+/// The bound (first order; the factor 1.01 covers the second-order terms):
+/// inputs are exact (both sides read the same C values). Per query row i let
+/// a_ij = scale sum_d |q_id k_jd|, A = max_j a_ij over the visible keys (so
+/// every score and every difference of two scores is within 2A), w_ij the
+/// exact softmax weights, M_i = sum_j w_ij |v_j| and u = 2^-24 (f32).
+/// - Scores: an f32 dot of head_dim products (exact for f16/bf16, one rounding
+///   each for f32), times the rounded scale*log2(e): within gamma_{d+4} a_ij.
+/// - Each unnormalised weight exp2(x_j - m) is reached through one subtraction
+///   x_j - m and a chain of rescalings exp2(m_old - m_new) whose arguments add
+///   up to at most 2A log2(e): the subtractions' roundings move it by at most
+///   2 u A (relative, after the factor ln 2) each way, 4 u A in all; every
+///   exp2 (at most seq + 1 of them on a chain) is within 4 u; the products by
+///   the rescale factors (at most seq) and the sums of seq terms into the row
+///   sum and the accumulator add gamma_{6 seq + 4}. So every weight, in the sum
+///   and in the accumulator alike, carries a relative error of at most
+///   rho = (gamma_{d+4} + 4 u) A + gamma_{6 seq + 4}.
+/// - P is rounded to C before the P V dot: relative u_C, plus an absolute
+///   error tiny_C per weight where it underflows (half f16's smallest
+///   subnormal, 2^-25; for bf16 and f32, 2^-126 also covers an exp2 result
+///   flushed to zero), against weights of at most 1 and a row sum of at least 1.
+/// - acc / l, then the rounding of O to C: u + u_C relative.
+/// Hence |O~ - O| <= 1.01 ((rho + u_C) M + (rho + u + u_C) |O| + seq tiny_C max|v|).
+/// LSE = m ln 2 + log(l): log of the row sum shifts by at most rho; the
+/// products and sums around it (m ln 2, log, the final add) round values of
+/// size at most A + log(seq), 4 u of that: |LSE~ - LSE| <= 1.01 (rho + 4 u (A + log seq)).
+template <class C>
+AttentionReference attention_reference(const std::vector<C>& q, const std::vector<C>& k, const std::vector<C>& v,
+                                       const AttentionShape& shape) {
+  const int seq = shape.seq, d = shape.head_dim;
+  const double u = unit_roundoff(ir::DType::f32);
+  const double u_c = unit_roundoff(dtype_v<C>);
+  const double tiny_c = dtype_v<C> == ir::DType::f16 ? 0x1p-25 : 0x1p-126;
+  auto gamma = [u](double n) { return n * u / (1 - n * u); };
+  auto at = [](const std::vector<C>& x, std::size_t i) { return static_cast<double>(static_cast<float>(x[i])); };
+  AttentionReference ref;
+  ref.o.resize(shape.elements());
+  ref.o_bound.resize(shape.elements());
+  ref.lse.resize(static_cast<std::size_t>(shape.batch) * shape.heads * seq);
+  ref.lse_bound.resize(ref.lse.size());
+  std::vector<double> scores(seq), weights(seq);
+  for (std::size_t head = 0; head < static_cast<std::size_t>(shape.batch) * shape.heads; ++head) {
+    const std::size_t base = head * seq * d;
+    double v_max = 0;
+    for (std::size_t e = base; e < base + static_cast<std::size_t>(seq) * d; ++e) v_max = std::max(v_max, std::abs(at(v, e)));
+    for (int i = 0; i < seq; ++i) {
+      const int visible = shape.causal ? i + 1 : seq;
+      double max_score = -std::numeric_limits<double>::infinity(), max_magnitude = 0;
+      for (int j = 0; j < visible; ++j) {
+        double s = 0, a = 0;
+        for (int c = 0; c < d; ++c) {
+          const double p = at(q, base + static_cast<std::size_t>(i) * d + c) * at(k, base + static_cast<std::size_t>(j) * d + c);
+          s += p;
+          a += std::abs(p);
+        }
+        scores[j] = s * shape.sm_scale;
+        max_score = std::max(max_score, scores[j]);
+        max_magnitude = std::max(max_magnitude, a * shape.sm_scale);
+      }
+      double sum = 0;
+      for (int j = 0; j < visible; ++j) {
+        weights[j] = std::exp(scores[j] - max_score);
+        sum += weights[j];
+      }
+      const double rho = (gamma(d + 4) + 4 * u) * max_magnitude + gamma(6.0 * seq + 4);
+      const std::size_t row = base + static_cast<std::size_t>(i) * d;
+      for (int c = 0; c < d; ++c) {
+        double out = 0, magnitude = 0;
+        for (int j = 0; j < visible; ++j) {
+          const double vj = at(v, base + static_cast<std::size_t>(j) * d + c);
+          out += weights[j] / sum * vj;
+          magnitude += weights[j] / sum * std::abs(vj);
+        }
+        ref.o[row + c] = out;
+        ref.o_bound[row + c] = 1.01 * ((rho + u_c) * magnitude + (rho + u + u_c) * std::abs(out) + seq * tiny_c * v_max);
+      }
+      const std::size_t lse_index = head * seq + i;
+      ref.lse[lse_index] = max_score + std::log(sum);
+      ref.lse_bound[lse_index] = 1.01 * (rho + 4 * u * (max_magnitude + std::log(static_cast<double>(seq))));
+    }
+  }
+  return ref;
+}
+
+}  // namespace kiln::kernels

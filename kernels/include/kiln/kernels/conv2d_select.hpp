@@ -1,0 +1,158 @@
+// Choosing the conv2d + batchnorm + SiLU variant (scalar, tiled, implicit
+// GEMM) and its tile sizes from the layer shape and the device's compute
+// units. Header-only so that the kernel tests use the same choice as the
+// registry entry.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "kiln/kernels/conv2d_shape.hpp"
+
+namespace kiln::kernels {
+
+enum class Conv2dVariant { scalar, tiled, gemm };
+
+/// "scalar", "tiled" or "gemm".
+inline const char* conv2d_variant_name(Conv2dVariant variant) {
+  switch (variant) {
+    case Conv2dVariant::scalar: return "scalar";
+    case Conv2dVariant::tiled: return "tiled";
+    default: return "gemm";
+  }
+}
+
+// The thresholds of the automatic choice. Each is tested just below, at and
+// just above (tests/kernels/conv2d_select_test.cpp).
+
+/// Fewer output channels than this: the scalar variant. A tiled program's
+/// channel tile is at least 4 wide, so below 4 channels most of its rows would
+/// be masked, while one scalar strip per channel wastes nothing.
+inline constexpr std::int64_t kConv2dTiledMinOutChannels = 4;
+/// At least this many output channels (the GEMM's N) and reduction terms
+/// (c r s) for the implicit GEMM: a dot tile narrower than 16 in N or in the
+/// reduction leaves most of an MMA instruction (16x8x16 on sm_80 and later)
+/// multiplying padding; below it the outer products of the tiled variant do
+/// the same reuse without the padding.
+inline constexpr std::int64_t kConv2dGemmMinOutChannels = 16;
+inline constexpr std::int64_t kConv2dGemmMinReduction = 16;
+
+/// A variant with its tile sizes and why it was chosen.
+struct Conv2dPlan {
+  Conv2dVariant variant = Conv2dVariant::scalar;
+  /// Output positions per program: scalar BLOCK, tiled BLOCK_P, gemm BLOCK_M.
+  int block_positions = 128;
+  /// Output channels per program: 1 (scalar), tiled BLOCK_K, gemm BLOCK_N.
+  int block_channels = 1;
+  /// Reduction terms per step: 1 (scalar, tiled), gemm BLOCK_R.
+  int block_reduction = 1;
+  /// One line: the variant's reason, then the tile sizes' reason.
+  std::string reason;
+
+  /// Programs along x (positions) and y (channels).
+  std::int64_t grid_positions(const Conv2dShape& shape) const { return (shape.positions() + block_positions - 1) / block_positions; }
+  std::int64_t grid_channels(const Conv2dShape& shape) const { return (shape.k + block_channels - 1) / block_channels; }
+  std::int64_t programs(const Conv2dShape& shape) const { return grid_positions(shape) * grid_channels(shape); }
+};
+
+/// Why `variant` cannot compute `shape` ("" when it can): the tiled and GEMM
+/// programs span several output channels and read every input channel, so
+/// they need groups = 1.
+inline std::string conv2d_unsupported_reason(Conv2dVariant variant, const Conv2dShape& shape) {
+  if (variant != Conv2dVariant::scalar && shape.groups != 1)
+    return std::string("the ") + conv2d_variant_name(variant) + " variant needs groups=1, got groups=" +
+           std::to_string(shape.groups) + " (use --variant scalar or auto)";
+  return "";
+}
+
+namespace detail {
+inline std::string conv2d_auto_variant(const Conv2dShape& shape, Conv2dVariant& variant) {
+  const std::string k = std::to_string(shape.k), red = std::to_string(shape.reduction());
+  const std::string tiled_min = std::to_string(kConv2dTiledMinOutChannels);
+  const std::string gemm_k = std::to_string(kConv2dGemmMinOutChannels), gemm_red = std::to_string(kConv2dGemmMinReduction);
+  if (shape.groups > 1) {
+    variant = Conv2dVariant::scalar;
+    return "groups=" + std::to_string(shape.groups) + " > 1: only the scalar variant reads one group's channels per program";
+  }
+  if (shape.k < kConv2dTiledMinOutChannels) {
+    variant = Conv2dVariant::scalar;
+    return "k=" + k + " < " + tiled_min + ": a channel tile would be mostly masked; one strip per channel wastes nothing";
+  }
+  if (shape.k >= kConv2dGemmMinOutChannels && shape.reduction() >= kConv2dGemmMinReduction) {
+    variant = Conv2dVariant::gemm;
+    return "k=" + k + " >= " + gemm_k + " and c*r*s=" + red + " >= " + gemm_red + ": dot tiles of 16 or more fill the matrix units";
+  }
+  variant = Conv2dVariant::tiled;
+  return "k=" + k + ", c*r*s=" + red + ": too narrow for 16-wide dot tiles; outer products reuse each load across channels";
+}
+
+// Takes the `smallest` block instead of `block` when `grid(block)` programs
+// would leave compute units idle (one step, so that each variant has few tile
+// shapes to compile); says so when it did.
+template <class Grid>
+std::string shrink_to_fill(int& block, int smallest, int units, const char* name, Grid grid) {
+  const int initial = block;
+  if (grid(block) >= units) return "";
+  block = smallest;
+  return std::string(", ") + name + "=" + std::to_string(block) + " since " + std::to_string(initial) + " gives " +
+         std::to_string(grid(initial)) + " programs < " + std::to_string(units) + " compute units";
+}
+}  // namespace detail
+
+/// The plan for `shape` on a device running `compute_units` programs at once:
+/// `requested` when given (throws std::invalid_argument naming the variant and
+/// the reason when it cannot run the shape), else the automatic choice.
+/// Tile sizes come from the shape: channel tiles fit k, and the position tile
+/// shrinks when the grid would not fill the compute units. The tile sizes are
+/// those launch_conv2d instantiates.
+inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units, std::optional<Conv2dVariant> requested = {}) {
+  validate(shape);
+  Conv2dPlan plan;
+  if (requested) {
+    if (std::string why = conv2d_unsupported_reason(*requested, shape); !why.empty())
+      throw std::invalid_argument("conv2d_bn_silu --variant " + std::string(conv2d_variant_name(*requested)) + ": " + why);
+    plan.variant = *requested;
+    plan.reason = std::string(conv2d_variant_name(plan.variant)) + " as requested";
+  } else {
+    plan.reason = detail::conv2d_auto_variant(shape, plan.variant);
+  }
+  const std::int64_t positions = shape.positions(), k = shape.k;
+  auto blocks = [](std::int64_t n, int block) { return (n + block - 1) / block; };
+  switch (plan.variant) {
+    case Conv2dVariant::scalar:
+      // 128 positions per strip, 32 when that leaves compute units idle.
+      plan.block_positions = 128;
+      plan.block_channels = 1;
+      plan.reason += detail::shrink_to_fill(plan.block_positions, 32, compute_units, "BLOCK",
+                                            [&](int b) { return blocks(positions, b) * k; });
+      break;
+    case Conv2dVariant::tiled:
+      // A 4-channel tile for k <= 8 (k = 5 then wastes 3 of 8 rows, not 11 of 16).
+      plan.block_channels = k <= 8 ? 4 : 16;
+      plan.block_positions = 64;
+      plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_P",
+                                            [&](int b) { return blocks(positions, b) * blocks(k, plan.block_channels); });
+      break;
+    case Conv2dVariant::gemm:
+      // N tile 16 below k = 32: two 16-wide tiles pad k = 17..31 exactly as
+      // one 32-wide tile would, with twice the programs. 32 reduction terms
+      // per dot: two MMA steps.
+      plan.block_channels = k >= 32 ? 32 : 16;
+      plan.block_reduction = 32;
+      plan.block_positions = 64;
+      plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_M",
+                                            [&](int b) { return blocks(positions, b) * blocks(k, plan.block_channels); });
+      break;
+  }
+  return plan;
+}
+
+/// "variant=gemm (k=48 >= 16 and ...)": the plan on one line, for the
+/// registry's shape string.
+inline std::string conv2d_plan_summary(const Conv2dPlan& plan) {
+  return std::string(conv2d_variant_name(plan.variant)) + " (" + plan.reason + ")";
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,198 @@
+// Layer norm forward over the rows of an [m, n] row-major matrix:
+// y = (x - mean) / sqrt(var + eps) * w + b, one program per row. A row that
+// fits one column tile is loaded once and its mean and variance computed in
+// two passes over the registers. A longer row is read twice: once for its
+// mean and variance (each column tile's own mean and centred sum of squares,
+// merged into the running ones with Chan's update), once to write y. Either
+// way the variance never subtracts two large sums.
+// The per-row mean and 1/sqrt(var + eps) are stored in f32 for the backward.
+// Statistics are in f32 whatever the dtype; y is in the dtype.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kiln/kernels/layer_norm_common.hpp"
+#include "kiln/kiln.hpp"
+
+namespace kiln::kernels {
+
+namespace kl = kiln;
+
+/// One program per row of x ([rows, n], row-major) for rows that fit one
+/// column tile (n <= BLOCK_N): x, w and b are loaded once.
+template <class T, int BLOCK_N>
+void layer_norm_forward_row_tile(kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<T> bias, kl::Ptr<T> y,
+                                 kl::Ptr<kl::f32> mean_out, kl::Ptr<kl::f32> rstd_out, kl::i32 n, kl::f32 eps) {
+  auto row = kl::program_id(0);
+  // Row offsets in i64: rows * n may pass 2^31 even when n does not.
+  auto row_start = kl::cast<kl::i64>(row) * n;
+  auto cols = kl::arange<BLOCK_N>();
+  auto mask = cols < n;
+  auto n_f32 = kl::cast<kl::f32>(n);
+  auto values = kl::cast<kl::f32>(kl::load(x + row_start + cols, mask));
+  auto mean = kl::sum(values, kl::axis<0>) / n_f32;
+  auto centred = kl::where(mask, values - mean, 0.0f);
+  auto rstd = kl::rsqrt(kl::sum(centred * centred, kl::axis<0>) / n_f32 + eps);
+  kl::store(mean_out + row, mean);
+  kl::store(rstd_out + row, rstd);
+  auto w = kl::cast<kl::f32>(kl::load(weight + cols, mask));
+  auto b = kl::cast<kl::f32>(kl::load(bias + cols, mask));
+  kl::store(y + row_start + cols, centred * rstd * w + b, mask);
+}
+
+/// One program per row of x ([rows, n], row-major), any n: BLOCK_N columns at
+/// a time.
+template <class T, int BLOCK_N>
+void layer_norm_forward(kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<T> bias, kl::Ptr<T> y, kl::Ptr<kl::f32> mean_out,
+                        kl::Ptr<kl::f32> rstd_out, kl::i32 n, kl::f32 eps) {
+  auto row = kl::program_id(0);
+  // Row offsets in i64: rows * n may pass 2^31 even when n does not.
+  auto row_start = kl::cast<kl::i64>(row) * n;
+  auto x_row = x + row_start;
+  auto y_row = y + row_start;
+  kl::Var count = kl::f32(0.0f);
+  kl::Var mean = kl::f32(0.0f);
+  kl::Var centred_squares = kl::f32(0.0f);
+  for (auto start : kl::range(0, n, BLOCK_N)) {
+    auto cols = start + kl::arange<BLOCK_N>();
+    auto mask = cols < n;
+    auto values = kl::cast<kl::f32>(kl::load(x_row + cols, mask));
+    auto tile_count = kl::cast<kl::f32>(kl::minimum(n - start, BLOCK_N));
+    auto tile_mean = kl::sum(values, kl::axis<0>) / tile_count;
+    auto centred = kl::where(mask, values - tile_mean, 0.0f);
+    auto tile_squares = kl::sum(centred * centred, kl::axis<0>);
+    // Chan, Golub and LeVeque's pairwise update of (count, mean, M2).
+    auto merged_count = count + tile_count;
+    auto delta = tile_mean - mean;
+    auto tile_share = tile_count / merged_count;
+    centred_squares = centred_squares + tile_squares + delta * delta * count * tile_share;
+    mean = mean + delta * tile_share;
+    count = merged_count;
+  }
+  auto rstd = kl::rsqrt(centred_squares / count + eps);
+  kl::store(mean_out + row, mean);
+  kl::store(rstd_out + row, rstd);
+  for (auto start : kl::range(0, n, BLOCK_N)) {
+    auto cols = start + kl::arange<BLOCK_N>();
+    auto mask = cols < n;
+    auto values = kl::cast<kl::f32>(kl::load(x_row + cols, mask));
+    auto w = kl::cast<kl::f32>(kl::load(weight + cols, mask));
+    auto b = kl::cast<kl::f32>(kl::load(bias + cols, mask));
+    kl::store(y_row + cols, (values - mean) * rstd * w + b, mask);
+  }
+}
+
+/// Calls fn with the compiled forward kernel for rows of `n` elements of C:
+/// the one-tile kernel with tile norm_block_size(n) when the row fits, else
+/// the tiled kernel with norm_max_block-wide tiles.
+template <class C, class F>
+decltype(auto) with_layer_norm_forward(std::int64_t n, F&& fn) {
+  if (n > norm_max_block)
+    return fn(kl::compile<layer_norm_forward<kl::Scalar<C>, norm_max_block>>(norm_compile_options(norm_max_block)));
+  switch (norm_block_size(n)) {
+    case 256: return fn(kl::compile<layer_norm_forward_row_tile<kl::Scalar<C>, 256>>(norm_compile_options(256)));
+    case 1024: return fn(kl::compile<layer_norm_forward_row_tile<kl::Scalar<C>, 1024>>(norm_compile_options(1024)));
+    default: return fn(kl::compile<layer_norm_forward_row_tile<kl::Scalar<C>, norm_max_block>>(norm_compile_options(norm_max_block)));
+  }
+}
+
+/// Runs the forward over `rows` rows of `n`: y, mean and rstd ([rows] f32 each).
+template <class C>
+runtime::LaunchStats layer_norm_forward_launch(const Buffer<C>& x, const Buffer<C>& weight, const Buffer<C>& bias,
+                                               const Buffer<C>& y, const Buffer<float>& mean, const Buffer<float>& rstd,
+                                               std::int64_t rows, std::int64_t n, float eps) {
+  return with_layer_norm_forward<C>(n, [&](auto kernel) {
+    return kernel.launch(kl::Grid(static_cast<int>(rows)), x, weight, bias, y, mean, rstd, n, eps);
+  });
+}
+
+/// The forward in double: y, and each row's mean and 1 / sqrt(var + eps).
+struct LayerNormReference {
+  std::vector<double> y, mean, rstd;
+};
+
+/// The reference: each row's mean and (biased) variance in double, two passes.
+template <class C>
+LayerNormReference layer_norm_reference(const std::vector<C>& x, const std::vector<C>& weight,
+                                        const std::vector<C>& bias, std::int64_t rows, std::int64_t n, double eps) {
+  LayerNormReference ref{std::vector<double>(x.size()), std::vector<double>(rows), std::vector<double>(rows)};
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const C* in = x.data() + r * n;
+    double mean = 0, var = 0;
+    for (std::int64_t c = 0; c < n; ++c) mean += element_value(in[c]);
+    mean /= static_cast<double>(n);
+    for (std::int64_t c = 0; c < n; ++c) var += (element_value(in[c]) - mean) * (element_value(in[c]) - mean);
+    var /= static_cast<double>(n);
+    const double rstd = 1 / std::sqrt(var + eps);
+    ref.mean[r] = mean;
+    ref.rstd[r] = rstd;
+    for (std::int64_t c = 0; c < n; ++c)
+      ref.y[r * n + c] = (element_value(in[c]) - mean) * rstd * element_value(weight[c]) + element_value(bias[c]);
+  }
+  return ref;
+}
+
+/// Absolute error bounds of each y, mean and rstd the kernel computes.
+struct LayerNormBounds {
+  std::vector<double> y, mean, rstd;
+};
+
+/// Bounds on |kernel - reference| for the forward with column tile `block`, y
+/// in dtype `output` and f32 statistics (u = 2^-24). They hold for both
+/// kernels: the one-tile kernel is the tiled one with k = 1 and no merge.
+///
+/// Per row, with k = ceil(n / block) tiles and at most p = min(n, block)
+/// elements in a tile, g(j) = gamma_j(u), X = max |x| and s = 1 / rstd:
+/// - mean: a tile's sum of at most p terms is within g(p - 1) p X of exact
+///   (any order), its mean within g(p) X; each of the k merges, mean + delta *
+///   share with delta = tile mean - mean (at most 2X), rounds delta, share,
+///   the product and the sum: under 8 u X each. So |d mean| <= e = g(p + 8k) X.
+/// - variance: the centred squares (a subtraction, a square: nonnegative
+///   terms) sum to within g(p + 2) relative; the merges add 6 roundings each
+///   and the /n and +eps one each: g(p + 6k + 4) relative to var + eps = s^2.
+///   Centring a tile on a mean off by at most e adds n_b e^2 to its sum of
+///   squares (the cross term vanishes): (e/s)^2 relative in all. Each of the
+///   k - 1 merges adds delta^2 n_a n_b / (n_a + n_b) with delta, the difference
+///   of two tile means (at most 2D, D = max |x - mean|), off by up to 2e:
+///   at most (2 D 2e + 4e^2) n / 4 each, (k - 1)(2 D e + e^2) / s^2 relative in
+///   all. So var + eps is within v = g(p + 6k + 4) + k (e/s)^2 + 2 (k - 1) D e / s^2
+///   relative, and rsqrt (2 ulp) gives rstd within r = v/2 + 2u relative.
+/// - xhat = (x - mean) * rstd: within e/s (1 + r) + (r + 2u) |xhat|.
+/// - y = xhat * w + b: |w| times that, 2u (|xhat w| + |b|) for the product and
+///   the sum, and output_rounding_error of the result in the dtype.
+template <class C>
+LayerNormBounds layer_norm_error_bounds(const std::vector<C>& x, const std::vector<C>& weight,
+                                        const std::vector<C>& bias, const LayerNormReference& ref, std::int64_t rows,
+                                        std::int64_t n, int block, ir::DType output) {
+  const double u = std::ldexp(1.0, -24);
+  const double tiles = static_cast<double>((n + block - 1) / block);
+  const double per_tile = static_cast<double>(std::min<std::int64_t>(n, block));
+  LayerNormBounds bounds{std::vector<double>(x.size()), std::vector<double>(rows), std::vector<double>(rows)};
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double largest = 0;
+    for (std::int64_t c = 0; c < n; ++c) largest = std::max(largest, std::abs(element_value(x[r * n + c])));
+    const double mean_error = rounding_bound(per_tile + 8 * tiles, u) * largest;
+    double deviation = 0;
+    for (std::int64_t c = 0; c < n; ++c) deviation = std::max(deviation, std::abs(element_value(x[r * n + c]) - ref.mean[r]));
+    const double spread = 1 / ref.rstd[r];
+    const double shift = mean_error / spread;
+    const double var_error =
+        rounding_bound(per_tile + 6 * tiles + 4, u) + tiles * shift * shift + 2 * (tiles - 1) * deviation / spread * shift;
+    const double rstd_error = var_error / 2 + 2 * u;
+    bounds.mean[r] = mean_error;
+    bounds.rstd[r] = rstd_error * ref.rstd[r];
+    for (std::int64_t c = 0; c < n; ++c) {
+      const std::int64_t i = r * n + c;
+      const double w = std::abs(element_value(weight[c])), b = std::abs(element_value(bias[c]));
+      const double xhat = std::abs((element_value(x[i]) - ref.mean[r]) * ref.rstd[r]);
+      const double xhat_error = shift * (1 + rstd_error) + (rstd_error + 2 * u) * xhat;
+      const double before_rounding = w * xhat_error + 2 * u * (xhat * w + b);
+      bounds.y[i] = before_rounding + output_rounding_error(output, std::abs(ref.y[i]) + before_rounding);
+    }
+  }
+  return bounds;
+}
+
+}  // namespace kiln::kernels

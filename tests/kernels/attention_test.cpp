@@ -1,0 +1,128 @@
+// Correctness of the attention kernel on the cpu device against the double
+// reference: f16 and bf16 (and f32 in two of the variants), head_dim 64 and
+// 128, causal and not, sequence lengths below, at and past the 64-row query
+// block and the 32-key block, several batches and heads of distinct data, O
+// and LSE element by element within the reference's derived bound; and a
+// [batch, seq, heads, head_dim] layout to check that the strides, not the
+// shape, place each head.
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "correctness/reference_support.hpp"
+#include "kiln/kernels/attention.hpp"
+
+namespace {
+
+namespace kl = kiln;
+using kiln::kernels::attention;
+using kiln::kernels::attention_reference;
+using kiln::kernels::AttentionShape;
+using kiln::test::expect_within;
+using kiln::test::random_values;
+
+// The tiles of the tests: the two blocks differ, so that a sequence length can
+// leave a tail of each that the other does not have.
+constexpr int block_m = 64, block_n = 32;
+
+template <class C, int HEAD_DIM, bool CAUSAL>
+struct AttentionCase {
+  using type = C;
+  static constexpr int head_dim = HEAD_DIM;
+  static constexpr bool causal = CAUSAL;
+};
+
+template <class Case>
+class Attention : public ::testing::Test {};
+using AttentionCases =
+    ::testing::Types<AttentionCase<kl::half, 64, true>, AttentionCase<kl::half, 64, false>,
+                     AttentionCase<kl::half, 128, true>, AttentionCase<kl::half, 128, false>,
+                     AttentionCase<kl::bfloat16, 64, true>, AttentionCase<kl::bfloat16, 64, false>,
+                     AttentionCase<kl::bfloat16, 128, true>, AttentionCase<kl::bfloat16, 128, false>,
+                     AttentionCase<float, 64, true>, AttentionCase<float, 128, false>>;
+struct AttentionNames {
+  template <class Case>
+  static std::string GetName(int) {
+    return std::string(kiln::ir::dtype_name(kl::dtype_v<typename Case::type>)) + "_d" + std::to_string(Case::head_dim) +
+           (Case::causal ? "_causal" : "_full");
+  }
+};
+TYPED_TEST_SUITE(Attention, AttentionCases, AttentionNames);
+
+/// Runs the kernel on q, k, v laid out with the given strides (batch, head,
+/// seq) and returns O in the contiguous [batch, heads, seq, head_dim] order of
+/// the reference, and LSE.
+template <class Case>
+std::pair<std::vector<typename Case::type>, std::vector<float>> run_attention(
+    const std::vector<typename Case::type>& q, const std::vector<typename Case::type>& k,
+    const std::vector<typename Case::type>& v, const AttentionShape& shape, int stride_batch, int stride_head,
+    int stride_seq) {
+  using C = typename Case::type;
+  auto bq = kl::Buffer<C>::from(q), bk = kl::Buffer<C>::from(k), bv = kl::Buffer<C>::from(v);
+  // Outputs start random, so that a row the kernel fails to store is noticed.
+  auto bo = kl::Buffer<C>::from(random_values<C>(q.size(), 90));
+  auto blse = kl::Buffer<float>::from(random_values<float>(static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq, 91));
+  kl::compile<attention<kl::Scalar<C>, Case::head_dim, block_m, block_n, Case::causal>>().launch(
+      kl::Grid(kl::cdiv(shape.seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, shape.seq, shape.heads,
+      static_cast<float>(shape.sm_scale), stride_batch, stride_head, stride_seq);
+  return {bo.to_host(), blse.to_host()};
+}
+
+TYPED_TEST(Attention, MatchesTheReferenceAcrossBlockTails) {
+  using C = typename TypeParam::type;
+  constexpr int d = TypeParam::head_dim;
+  // 1 and 17: one partial block of each kind; 64: whole query blocks, two key
+  // blocks; 100: tails of 36 rows and 4 keys; 129: tails of one row and one key.
+  for (int seq : {1, 17, 64, 100, 129}) {
+    SCOPED_TRACE("seq " + std::to_string(seq));
+    const AttentionShape shape{.batch = 2, .heads = 3, .seq = seq, .head_dim = d, .causal = TypeParam::causal,
+                               .sm_scale = 1.0 / std::sqrt(static_cast<double>(d))};
+    const auto q = random_values<C>(shape.elements(), 100 + seq);
+    const auto k = random_values<C>(shape.elements(), 200 + seq);
+    const auto v = random_values<C>(shape.elements(), 300 + seq);
+    const auto [o, lse] = run_attention<TypeParam>(q, k, v, shape, seq * d * shape.heads, seq * d, d);
+    const auto want = attention_reference(q, k, v, shape);
+    expect_within(o, want.o, want.o_bound, "O");
+    expect_within(lse, want.lse, want.lse_bound, "LSE");
+  }
+}
+
+TYPED_TEST(Attention, StridesPlaceEachHead) {
+  using C = typename TypeParam::type;
+  constexpr int d = TypeParam::head_dim;
+  const AttentionShape shape{.batch = 2, .heads = 3, .seq = 45, .head_dim = d, .causal = TypeParam::causal,
+                             .sm_scale = 1.0 / std::sqrt(static_cast<double>(d))};
+  const auto q = random_values<C>(shape.elements(), 401);
+  const auto k = random_values<C>(shape.elements(), 402);
+  const auto v = random_values<C>(shape.elements(), 403);
+  // The same tensors stored as [batch, seq, heads, head_dim].
+  const std::size_t row = static_cast<std::size_t>(d);
+  auto interleaved_index = [&](std::size_t b, std::size_t h, std::size_t s) {
+    return ((b * shape.seq + s) * shape.heads + h) * row;
+  };
+  auto contiguous_index = [&](std::size_t b, std::size_t h, std::size_t s) {
+    return ((b * shape.heads + h) * shape.seq + s) * row;
+  };
+  auto interleave = [&](const std::vector<C>& x) {
+    std::vector<C> out(x.size());
+    for (std::size_t b = 0; b < static_cast<std::size_t>(shape.batch); ++b)
+      for (std::size_t h = 0; h < static_cast<std::size_t>(shape.heads); ++h)
+        for (std::size_t s = 0; s < static_cast<std::size_t>(shape.seq); ++s)
+          for (std::size_t c = 0; c < row; ++c) out[interleaved_index(b, h, s) + c] = x[contiguous_index(b, h, s) + c];
+    return out;
+  };
+  const auto [o_interleaved, lse] = run_attention<TypeParam>(interleave(q), interleave(k), interleave(v), shape,
+                                                            shape.seq * shape.heads * d, d, shape.heads * d);
+  std::vector<C> o(o_interleaved.size());
+  for (std::size_t b = 0; b < static_cast<std::size_t>(shape.batch); ++b)
+    for (std::size_t h = 0; h < static_cast<std::size_t>(shape.heads); ++h)
+      for (std::size_t s = 0; s < static_cast<std::size_t>(shape.seq); ++s)
+        for (std::size_t c = 0; c < row; ++c) o[contiguous_index(b, h, s) + c] = o_interleaved[interleaved_index(b, h, s) + c];
+  const auto want = attention_reference(q, k, v, shape);
+  expect_within(o, want.o, want.o_bound, "O");
+  expect_within(lse, want.lse, want.lse_bound, "LSE");
+}
+
+}  // namespace
