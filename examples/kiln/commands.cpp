@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <iostream>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "kiln/ir/printer.hpp"
 #include "kiln/kernels/registry.hpp"
+#include "kiln/lowering/compile.hpp"
+#include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/device.hpp"
 
 namespace kiln::tool {
@@ -107,11 +110,28 @@ int run_kernel(const RunArgs& args) {
 
 int dump_kernel(const DumpArgs& args) {
   const kernels::KernelInfo& kernel = kernels::find_kernel(args.kernel);
-  if (args.stage != "ir" && args.stage != "opt")
-    throw std::invalid_argument("unknown stage '" + args.stage + "' (stages: ir, opt)");
+  const std::vector<std::string> stages = {"ir", "opt", "layout", "llvm", "ptx"};
+  if (std::find(stages.begin(), stages.end(), args.stage) == stages.end())
+    throw std::invalid_argument("unknown stage '" + args.stage + "' (stages: " + fmt::format("{}", fmt::join(stages, ", ")) + ")");
+  if (args.arch != "sm_80" && args.arch != "sm_90a")
+    throw std::invalid_argument("unknown arch '" + args.arch + "' (archs: sm_80, sm_90a)");
   kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, Device::cpu());
-  for (const auto& program : kernel.programs(options))
-    std::cout << ir::print(args.stage == "ir" ? program->traced() : program->optimized(), {.locations = args.locations});
+  for (const auto& program : kernel.programs(options)) {
+    if (args.stage == "ir" || args.stage == "opt") {
+      std::cout << ir::print(args.stage == "ir" ? program->traced() : program->optimized(), {.locations = args.locations});
+      continue;
+    }
+    // The GPU code generator's stages, for the kernel as compiled before
+    // launch-time specialisation.
+    lowering::LoweringOptions lowering;
+    lowering.log = &std::cout;
+    if (args.stage == "layout") lowering.dump_after = "layouts";
+    lowering::GpuTarget target;
+    target.arch = args.arch;
+    const lowering::GpuKernel gpu = lowering::compile_for_gpu(program->optimized(), target, lowering);
+    if (args.stage == "llvm") std::cout << gpu.llvm_ir;
+    if (args.stage == "ptx") std::cout << gpu.ptx;
+  }
   return 0;
 }
 
@@ -165,7 +185,12 @@ int show_info() {
   for (const std::string& d : Device::available()) devices += (devices.empty() ? "" : ", ") + d;
   fmt::print("devices: {} (default: {})\n", devices, Device::default_device().name());
   fmt::print("cpu: {} hardware threads\n", std::thread::hardware_concurrency());
-  fmt::print("cuda: not available in this build\n");
+  // The cuda device runs kernels once the GPU code generator lands; until
+  // then `info` reports what the driver probe finds.
+  const cuda::ProbeResult cuda = cuda::probe();
+  std::string_view message = cuda.message;
+  if (message.starts_with("cuda: ")) message.remove_prefix(6);
+  fmt::print("cuda: {}{}\n", cuda.available ? "" : "unavailable, ", message);
   fmt::print("kernels: {}\n", kernels::all_kernels().size());
   return 0;
 }

@@ -31,6 +31,7 @@ struct DumpArgs {
   std::map<std::string, std::string> flags;
   std::string dtype;
   std::string stage = "opt";
+  std::string arch = "sm_90a";
   bool locations = false;
 };
 

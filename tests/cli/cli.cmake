@@ -29,7 +29,13 @@ kiln_cli_test(bad_size 2 "^kiln: softmax: --rows must be between 1 and 2\\^31-1,
 kiln_cli_test(bad_number 2 "^kiln: --cols needs an integer, got '12x'\n$" run softmax --cols 12x)
 kiln_cli_test(bad_dtype 2 "^kiln: vector_add does not support dtype 'i8' \\(supported: f32, f16, bf16, f64\\)\n$" run vector_add --dtype i8)
 kiln_cli_test(bad_device 2 "^kiln: unknown device 'tpu' \\(available here: cpu, or cpu:N for N threads\\)\n$" run vector_add --device tpu)
-kiln_cli_test(bad_stage 2 "^kiln: unknown stage 'ptx' \\(stages: ir, opt\\)\n$" dump softmax --stage ptx)
+kiln_cli_test(bad_stage 2 "^kiln: unknown stage 'sass' \\(stages: ir, opt, layout, llvm, ptx\\)\n$" dump softmax --stage sass)
+kiln_cli_test(bad_arch 2 "^kiln: unknown arch 'sm_75' \\(archs: sm_80, sm_90a\\)\n$" dump vector_add --stage ptx --arch sm_75)
+# The GPU code generator's stages from the tool; ops it cannot lower yet are one line naming op and source line.
+kiln_cli_test(dump_ptx 0 "\\.version 8\\.5\n\\.target sm_80.*\\.entry vector_add[^\n]*\\(.*st\\.global" dump vector_add --stage ptx --arch sm_80)
+kiln_cli_test(dump_llvm 0 "target triple = \"nvptx64-nvidia-cuda\".*define ptx_kernel void @vector_add" dump vector_add --stage llvm)
+kiln_cli_test(dump_layout 0 "register" dump vector_add --stage layout)
+kiln_cli_test(dump_ptx_unsupported 1 "^kiln: the GPU code generator does not support op `for` yet \\(softmax.hpp:[0-9]+\\)\n$" dump softmax --stage ptx)
 kiln_cli_test(unknown_flag 2 "^kiln: The following argument was not expected: --frobnicate \\(see kiln --help\\)\n$" info --frobnicate)
 kiln_cli_test(no_subcommand 2 "^kiln: A subcommand is required \\(see kiln --help\\)\n$")
 kiln_cli_test(help 0 "Subcommands:.*run.*dump" --help)
@@ -81,3 +87,6 @@ kiln_cli_test(dump_layer_norm_backward 0 "kernel @layer_norm_backward_rows\\(.*k
 kiln_cli_test(bench_fusion 0 "matmul +f32 .* speed-up [0-9.]+x, [0-9.]+x less traffic than matmul_unfused \\(.*conv2d_bn_silu +f32 .* speed-up [0-9.]+x, [0-9.]+x less traffic than conv2d_bn_silu_unfused \\("
   bench --suite fusion)
 kiln_cli_test(bench_no_kernel 2 "^kiln: suite 'fusion' has no kernel for dtype 'f64'\n$" bench --suite fusion --dtype f64)
+# kiln info names what the CUDA driver probe found, in one line, and goes on.
+kiln_cli_test(info_without_driver 0 "\ncuda: unavailable, /nonexistent/libcuda.so.1 not found [^\n]*\nkernels: [0-9]+\n$" info)
+set_tests_properties(cli.info_without_driver PROPERTIES ENVIRONMENT KILN_LIBCUDA=/nonexistent/libcuda.so.1)

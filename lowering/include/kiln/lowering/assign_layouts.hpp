@@ -1,0 +1,59 @@
+// Layout assignment: the register layout (a linear layout over register, lane
+// and warp) of every tile value of a kernel, chosen for coalesced accesses.
+#pragma once
+
+#include <unordered_map>
+
+#include "kiln/ir/ir.hpp"
+#include "kiln/lowering/axis_analysis.hpp"
+#include "kiln/lowering/linear_layout.hpp"
+
+namespace kiln::lowering {
+
+/// The layout of each tile value of one kernel.
+class LayoutMap {
+ public:
+  /// Throws LoweringError naming the value (%N) when it has no layout.
+  const LinearLayout& at(const ir::Value& value) const;
+  const LinearLayout* find(const ir::Value& value) const;
+  void set(const ir::Value& value, LinearLayout layout) { layouts_[&value] = std::move(layout); }
+  std::size_t size() const { return layouts_.size(); }
+
+ private:
+  std::unordered_map<const ir::Value*, LinearLayout> layouts_;
+};
+
+/// Chooses a blocked layout for every tile value of `fn`'s body (1-D and 2-D
+/// tiles; values inside regions are not assigned) for `num_warps` warps of 32
+/// lanes. The rule:
+///  - Values an element-wise op combines (operands and results of one shape,
+///    including a load's or store's pointers, mask and data) form one class
+///    and share one layout, so element-wise code never moves data.
+///  - Every 2-D class uses one blocked layout for the whole kernel, order
+///    [1, 0]: size per thread [1, v], lanes and warps filling the last
+///    dimension of the largest 2-D tile first. Broadcasts between 2-D shapes
+///    then stay inside each thread.
+///  - A 1-D class that feeds `expand_dims` at axis a takes the slice of the
+///    2-D layout of that result at a; other 1-D classes are blocked with
+///    size per thread [v] over all lanes and warps.
+///  - v is the widest access_vector_width of the class's loads and stores
+///    whose fastest dimension is the last (all 2-D accesses together), so
+///    contiguous aligned f32 gets 4 per thread: 16-byte accesses; it is
+///    capped at the tile's elements per thread (numel / (32 * num_warps)), so
+///    a small tile is spread over all threads rather than replicated.
+/// A 1-D class that two `expand_dims` need in different layouts would need a
+/// conversion through shared memory, which does not exist yet: LoweringError
+/// naming both ops. Ranks above 2: LoweringError naming the defining op.
+LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int num_warps);
+
+/// For each register of a thread in `result` (a layout of `result_shape`),
+/// the register of the same thread in `source` (a layout of `source_shape`)
+/// holding the element it takes: broadcast (source dims of size 1 read at 0)
+/// or expand_dims (`inserted_axis` >= 0: that result dimension is dropped).
+/// Throws LoweringError (prefixed by `what`) when some element lives in
+/// another thread, which needs a layout conversion.
+std::vector<int> thread_local_register_map(const LinearLayout& result, const ir::Shape& result_shape,
+                                           const LinearLayout& source, const ir::Shape& source_shape, int inserted_axis,
+                                           const std::string& what);
+
+}  // namespace kiln::lowering

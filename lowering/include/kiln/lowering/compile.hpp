@@ -1,0 +1,86 @@
+// The GPU code generator's public entry point: an optimised tile-IR kernel in,
+// LLVM IR and PTX for one NVIDIA architecture out (DESIGN.md, "GPU lowering").
+#pragma once
+
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/ir/ir.hpp"
+
+namespace kiln::lowering {
+
+/// A kernel the GPU code generator cannot lower: one line naming the op (or
+/// value), its source line and the offending types or values.
+struct LoweringError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// What to generate code for.
+struct GpuTarget {
+  /// `sm_80` … `sm_90a` (LLVM 19's NVPTX backend, PTX ISA 8.5).
+  std::string arch = "sm_90a";
+  /// Warps per program (CTA); a power of two from 1 to 32.
+  int num_warps = 4;
+  /// The launcher guarantees that no two pointer arguments address
+  /// overlapping memory, so they may be marked `noalias` (and read through
+  /// the non-coherent cache). Without it only a kernel that writes no memory
+  /// gets `noalias`: an in-place launch (`out` == `x`) would break the promise.
+  bool arguments_do_not_overlap = false;
+};
+
+/// How compile_for_gpu reports on its passes.
+struct LoweringOptions {
+  /// Pass name or `all`: print that pass's output to `log`. The passes, in
+  /// order: `verify`, `axes` (axis info per value), `layouts` (the linear
+  /// layout per tile), `target`, `codegen` (LLVM IR), `o3` (optimised LLVM
+  /// IR), `ptx`. Empty: taken from the environment variable KILN_DUMP.
+  std::string dump_after;
+  /// Print each pass's wall time to `log`.
+  bool timing = false;
+  /// Defaults to std::cerr.
+  std::ostream* log = nullptr;
+};
+
+/// One pass's name and wall time in milliseconds.
+struct PassTime {
+  std::string pass;
+  double milliseconds = 0;
+};
+
+/// A kernel compiled for one architecture.
+struct GpuKernel {
+  /// The PTX entry name: the IR kernel's name with characters PTX does not
+  /// allow in identifiers (`vector_add<1024>`) replaced by `_`.
+  std::string name;
+  /// The code generator's LLVM IR, before optimisation.
+  std::string llvm_ir;
+  /// The same after LLVM's O3 pipeline: what the NVPTX backend compiled.
+  std::string optimized_llvm_ir;
+  /// The PTX module, ready for ptxas or cuModuleLoadData.
+  std::string ptx;
+  /// Threads per program to launch with: num_warps * 32 (`.maxntid` in the PTX).
+  int threads_per_block = 0;
+  /// Wall time of each pass, in pipeline order.
+  std::vector<PassTime> pass_times;
+};
+
+/// Lowers an optimised, verified kernel (ir::optimize's output, e.g. a
+/// runtime::Program's optimised function) to LLVM IR and PTX for `target`.
+/// The kernel is not modified. Throws LoweringError for ops, types or targets
+/// the code generator does not support yet.
+GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target = {},
+                          const LoweringOptions& options = {});
+
+/// "the GPU code generator does not support op `reduce` yet (softmax.hpp:41)":
+/// the message for an op with no lowering; the place is the op's source line,
+/// or its first result when the line is unknown.
+std::string unsupported_op_message(const ir::Operation& op, const std::string& detail = "");
+
+/// Where `op` is, for error messages: "softmax.hpp:41", or "%7 = reduce" when
+/// its source line is unknown.
+std::string op_place(const ir::Operation& op);
+
+}  // namespace kiln::lowering

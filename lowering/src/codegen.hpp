@@ -1,0 +1,101 @@
+// The LLVM code generator's internal interface: the per-kernel state shared
+// by the files that emit each family of ops, and the PTX emission steps.
+// Only lowering's LLVM files include this header.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/ir/ir.hpp"
+#include "kiln/lowering/assign_layouts.hpp"
+#include "kiln/lowering/axis_analysis.hpp"
+#include "kiln/lowering/compile.hpp"
+
+namespace kiln::lowering {
+
+/// NVPTX address space of global memory, where every kernel pointer points.
+inline constexpr unsigned kGlobalAddressSpace = 1;
+
+/// The state of lowering one kernel: each IR value becomes the registers one
+/// thread holds of it (one for a scalar, the layout's register count for a
+/// tile, in register order).
+struct KernelCodegen {
+  const ir::Function& fn;
+  const AxisInfoMap& axes;
+  const LayoutMap& layouts;
+  const GpuTarget& target;
+  llvm::LLVMContext& context;
+  llvm::Module& module;
+  llvm::IRBuilder<> builder;
+  llvm::Function* kernel = nullptr;
+  /// This thread's lane in its warp and warp in its program (i32).
+  llvm::Value* lane = nullptr;
+  llvm::Value* warp = nullptr;
+  std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> registers;
+
+  KernelCodegen(const ir::Function& fn, const AxisInfoMap& axes, const LayoutMap& layouts, const GpuTarget& target,
+                llvm::Module& module)
+      : fn(fn),
+        axes(axes),
+        layouts(layouts),
+        target(target),
+        context(module.getContext()),
+        module(module),
+        builder(module.getContext()) {}
+
+  /// The registers of an already lowered value.
+  const std::vector<llvm::Value*>& values_of(const ir::Value& value) const;
+  /// The same, checked to be `count` registers: the operands of one op share
+  /// a layout, so a mismatch is a layout assignment bug, reported naming `op`.
+  const std::vector<llvm::Value*>& values_of(const ir::Value& value, std::size_t count, const ir::Operation& op) const;
+  /// Records the registers of `value`.
+  void define(const ir::Value& value, std::vector<llvm::Value*> values);
+  /// How many registers a thread holds of `value`: 1 for a scalar.
+  int register_count(const ir::Value& value) const;
+  /// The LLVM type of one element in a register, or null for fp8 (no lowering yet).
+  llvm::Type* llvm_type(const ir::Type& type) const;
+  /// The LLVM type of one element in a register (i1 stays i1; pointers are
+  /// `ptr addrspace(1)`). Throws LoweringError naming `op` for fp8.
+  llvm::Type* element_type(const ir::Type& type, const ir::Operation& op) const;
+  /// The LLVM type of one element in memory (i1 is a byte).
+  llvm::Type* memory_type(const ir::Type& type, const ir::Operation& op) const;
+  /// A call of the NVVM special-register read `id`.
+  llvm::Value* read_special_register(llvm::Intrinsic::ID id);
+};
+
+/// Each returns false when `op` is not one of its family and leaves no code.
+/// constant, program_id, num_programs, arange, splat, broadcast, expand_dims.
+bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op);
+/// Arithmetic, bitwise, cmp, select, cast, bitcast, math unaries, fma.
+bool emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op);
+/// addptr, load, store.
+bool emit_memory_op(KernelCodegen& cg, const ir::Operation& op);
+
+/// The kernel as an LLVM module for `nvptx64-nvidia-cuda` (data layout of
+/// `machine`): a `ptx_kernel` function with `.maxntid num_warps*32`.
+std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const AxisInfoMap& axes,
+                                                   const LayoutMap& layouts, const GpuTarget& target,
+                                                   llvm::LLVMContext& context, const llvm::TargetMachine& machine);
+
+/// The NVPTX target machine for `target.arch` with PTX ISA 8.5; LoweringError
+/// for an architecture LLVM 19 does not know.
+std::unique_ptr<llvm::TargetMachine> create_target_machine(const GpuTarget& target);
+/// LLVM's default O3 module pipeline, tuned for `machine`.
+void optimize_module(llvm::Module& module, llvm::TargetMachine& machine);
+/// The PTX text of `module`.
+std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& machine);
+/// `name` as a PTX identifier ([a-zA-Z_][a-zA-Z0-9_$]*): other characters,
+/// such as a C++ template's `<1024>`, become `_`. The kernel's entry name.
+std::string ptx_identifier(std::string_view name);
+/// The module's text form.
+std::string to_string(const llvm::Module& module);
+
+}  // namespace kiln::lowering

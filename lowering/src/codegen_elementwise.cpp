@@ -1,0 +1,244 @@
+// LLVM code generation for element-wise ops: each register of the result is
+// computed from the same register of each operand (layout assignment gave
+// them one layout). Integer semantics follow ir/OPS.md: C division, shifts
+// clamped as PTX does, casts saturating; floats are IEEE except the
+// exponentials and logarithms, which use PTX's ex2/lg2.approx as Triton does.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <numbers>
+
+#include "codegen.hpp"
+
+namespace kiln::lowering {
+
+namespace {
+
+using ir::DType;
+using ir::OpCode;
+
+/// The lowering of one element of `op`, given one register of each operand.
+class ElementLowering {
+ public:
+  ElementLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op) {}
+
+  llvm::Value* lower(const std::vector<llvm::Value*>& x) {
+    const ir::Type& type = op_.operands[0]->type;
+    const bool is_float = !type.is_pointer && ir::is_float(type.dtype);
+    const bool is_signed = ir::is_signed_int(type.dtype);
+    switch (op_.code) {
+      case OpCode::add: return is_float ? b_.CreateFAdd(x[0], x[1]) : b_.CreateAdd(x[0], x[1]);
+      case OpCode::sub: return is_float ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
+      case OpCode::mul: return is_float ? b_.CreateFMul(x[0], x[1]) : b_.CreateMul(x[0], x[1]);
+      case OpCode::div:
+        return is_float ? b_.CreateFDiv(x[0], x[1]) : is_signed ? b_.CreateSDiv(x[0], x[1]) : b_.CreateUDiv(x[0], x[1]);
+      case OpCode::rem:
+        return is_float ? b_.CreateFRem(x[0], x[1]) : is_signed ? b_.CreateSRem(x[0], x[1]) : b_.CreateURem(x[0], x[1]);
+      case OpCode::minimum:
+        return b_.CreateBinaryIntrinsic(is_float    ? llvm::Intrinsic::minimum
+                                        : is_signed ? llvm::Intrinsic::smin
+                                                    : llvm::Intrinsic::umin,
+                                        x[0], x[1]);
+      case OpCode::maximum:
+        return b_.CreateBinaryIntrinsic(is_float    ? llvm::Intrinsic::maximum
+                                        : is_signed ? llvm::Intrinsic::smax
+                                                    : llvm::Intrinsic::umax,
+                                        x[0], x[1]);
+      case OpCode::neg: return is_float ? b_.CreateFNeg(x[0]) : b_.CreateNeg(x[0]);
+      case OpCode::abs:
+        if (is_float) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x[0]);
+        return is_signed ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x[0], b_.getFalse()) : x[0];
+      case OpCode::and_: return b_.CreateAnd(x[0], x[1]);
+      case OpCode::or_: return b_.CreateOr(x[0], x[1]);
+      case OpCode::xor_: return b_.CreateXor(x[0], x[1]);
+      case OpCode::not_: return b_.CreateNot(x[0]);
+      case OpCode::shl: return shift_left(x[0], x[1]);
+      case OpCode::shr: return shift_right(x[0], x[1], is_signed);
+      case OpCode::umulhi: return multiply_high(x[0], x[1]);
+      case OpCode::fma: return b_.CreateIntrinsic(x[0]->getType(), llvm::Intrinsic::fma, {x[0], x[1], x[2]});
+      case OpCode::cmp: return compare(x[0], x[1], is_float, is_signed);
+      case OpCode::select: return b_.CreateSelect(x[0], x[1], x[2]);
+      case OpCode::cast: return cast(x[0]);
+      case OpCode::bitcast: return bitcast(x[0]);
+      default: return math(x[0]);
+    }
+  }
+
+ private:
+  llvm::Value* shift_left(llvm::Value* value, llvm::Value* amount) {
+    const unsigned width = value->getType()->getIntegerBitWidth();
+    llvm::Value* too_far = b_.CreateICmpUGE(amount, llvm::ConstantInt::get(amount->getType(), width));
+    return b_.CreateSelect(too_far, llvm::ConstantInt::get(value->getType(), 0), b_.CreateShl(value, amount));
+  }
+
+  llvm::Value* shift_right(llvm::Value* value, llvm::Value* amount, bool is_signed) {
+    const unsigned width = value->getType()->getIntegerBitWidth();
+    llvm::Value* too_far = b_.CreateICmpUGE(amount, llvm::ConstantInt::get(amount->getType(), width));
+    if (is_signed)  // shifting by width-1 fills with the sign, as a clamped PTX shr.s does
+      return b_.CreateAShr(value,
+                           b_.CreateSelect(too_far, llvm::ConstantInt::get(amount->getType(), width - 1), amount));
+    return b_.CreateSelect(too_far, llvm::ConstantInt::get(value->getType(), 0), b_.CreateLShr(value, amount));
+  }
+
+  llvm::Value* multiply_high(llvm::Value* a, llvm::Value* b) {
+    const unsigned width = a->getType()->getIntegerBitWidth();
+    llvm::Type* wide = b_.getIntNTy(2 * width);
+    llvm::Value* product = b_.CreateMul(b_.CreateZExt(a, wide), b_.CreateZExt(b, wide));
+    return b_.CreateTrunc(b_.CreateLShr(product, width), a->getType());
+  }
+
+  llvm::Value* compare(llvm::Value* a, llvm::Value* b, bool is_float, bool is_signed) {
+    const std::string& pred = op_.symbol_attribute("pred");
+    using P = llvm::CmpInst::Predicate;
+    struct Row {
+      const char* name;
+      P ordered_float;
+      P signed_int;
+      P unsigned_int;
+    };
+    // Float compares are ordered (false with NaN) except `ne`, which is true with NaN.
+    static constexpr Row kRows[] = {
+        {"eq", P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ},   {"ne", P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE},
+        {"lt", P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT}, {"le", P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE},
+        {"gt", P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT}, {"ge", P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE},
+    };
+    for (const Row& row : kRows) {
+      if (pred != row.name) continue;
+      if (is_float) return b_.CreateFCmp(row.ordered_float, a, b);
+      return b_.CreateICmp(is_signed ? row.signed_int : row.unsigned_int, a, b);
+    }
+    throw LoweringError("cmp: unknown predicate `" + pred + "` (" + op_place(op_) + ")");
+  }
+
+  llvm::Value* cast(llvm::Value* x) {
+    const ir::Type& from = op_.operands[0]->type;
+    const ir::Type& to = op_.result()->type;
+    llvm::Type* target = cg_.element_type(to, op_);
+    cg_.element_type(from, op_);
+    if (from.is_pointer || to.is_pointer) {
+      if (from.is_pointer && to.is_pointer) return x;
+      if (from.is_pointer && (to.dtype == DType::i64 || to.dtype == DType::u64)) return b_.CreatePtrToInt(x, target);
+      if (to.is_pointer && (from.dtype == DType::i64 || from.dtype == DType::u64)) return b_.CreateIntToPtr(x, target);
+      throw LoweringError("cast: " + ir::to_string(from) + " to " + ir::to_string(to) +
+                          " is not a pointer cast the GPU code generator supports (" + op_place(op_) + ")");
+    }
+    const bool from_float = ir::is_float(from.dtype);
+    const bool to_float = ir::is_float(to.dtype);
+    if (to.dtype == DType::i1)
+      return from_float ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
+                        : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+    if (from_float && to_float) {
+      // f16 <-> bf16 has no direct conversion: widen to f32 (exact), then round once.
+      if (x->getType()->getPrimitiveSizeInBits() == target->getPrimitiveSizeInBits() && x->getType() != target)
+        return b_.CreateFPTrunc(b_.CreateFPExt(x, b_.getFloatTy()), target);
+      return b_.CreateFPCast(x, target);
+    }
+    if (from_float)
+      return b_.CreateIntrinsic(ir::is_signed_int(to.dtype) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
+                                {target, x->getType()}, {x});
+    if (to_float) return ir::is_signed_int(from.dtype) ? b_.CreateSIToFP(x, target) : b_.CreateUIToFP(x, target);
+    return b_.CreateIntCast(x, target, ir::is_signed_int(from.dtype));
+  }
+
+  llvm::Value* bitcast(llvm::Value* x) {
+    const ir::Type& from = op_.operands[0]->type;
+    const ir::Type& to = op_.result()->type;
+    llvm::Type* target = cg_.element_type(to, op_);
+    if (from.is_pointer && to.is_pointer) return x;
+    if (from.is_pointer) return b_.CreatePtrToInt(x, target);
+    if (to.is_pointer) return b_.CreateIntToPtr(x, target);
+    return b_.CreateBitCast(x, target);
+  }
+
+  /// The math unaries, computed in f32 for f16 and bf16 (OPS.md) and rounded
+  /// back. PTX has approximate exponentials and logarithms for f32 only.
+  llvm::Value* math(llvm::Value* x) {
+    llvm::Type* type = x->getType();
+    const bool approximate =
+        op_.code == OpCode::exp || op_.code == OpCode::exp2 || op_.code == OpCode::log || op_.code == OpCode::log2;
+    if (approximate && type->isDoubleTy()) throw LoweringError(unsupported_op_message(op_, "on f64"));
+    const bool narrow = type->isHalfTy() || type->isBFloatTy();
+    llvm::Value* wide = narrow ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
+    llvm::Type* wide_type = wide->getType();
+    auto exp2 = [&](llvm::Value* v) { return b_.CreateIntrinsic(wide_type, llvm::Intrinsic::nvvm_ex2_approx_f, {v}); };
+    auto log2 = [&](llvm::Value* v) { return b_.CreateIntrinsic(wide_type, llvm::Intrinsic::nvvm_lg2_approx_f, {v}); };
+    llvm::Value* result = nullptr;
+    switch (op_.code) {
+      case OpCode::exp:
+        result = exp2(b_.CreateFMul(wide, llvm::ConstantFP::get(wide_type, std::numbers::log2e)));
+        break;
+      case OpCode::exp2: result = exp2(wide); break;
+      case OpCode::log: result = b_.CreateFMul(log2(wide), llvm::ConstantFP::get(wide_type, std::numbers::ln2)); break;
+      case OpCode::log2: result = log2(wide); break;
+      case OpCode::sqrt: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, wide); break;
+      case OpCode::rsqrt:
+        result =
+            b_.CreateFDiv(llvm::ConstantFP::get(wide_type, 1.0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, wide));
+        break;
+      case OpCode::floor: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, wide); break;
+      case OpCode::ceil: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, wide); break;
+      default: throw LoweringError(unsupported_op_message(op_));
+    }
+    return narrow ? b_.CreateFPTrunc(result, type) : result;
+  }
+
+  KernelCodegen& cg_;
+  llvm::IRBuilder<>& b_;
+  const ir::Operation& op_;
+};
+
+bool is_elementwise(OpCode code) {
+  switch (code) {
+    case OpCode::add:
+    case OpCode::sub:
+    case OpCode::mul:
+    case OpCode::div:
+    case OpCode::rem:
+    case OpCode::minimum:
+    case OpCode::maximum:
+    case OpCode::neg:
+    case OpCode::abs:
+    case OpCode::and_:
+    case OpCode::or_:
+    case OpCode::xor_:
+    case OpCode::not_:
+    case OpCode::shl:
+    case OpCode::shr:
+    case OpCode::umulhi:
+    case OpCode::fma:
+    case OpCode::cmp:
+    case OpCode::select:
+    case OpCode::cast:
+    case OpCode::bitcast:
+    case OpCode::exp:
+    case OpCode::exp2:
+    case OpCode::log:
+    case OpCode::log2:
+    case OpCode::sqrt:
+    case OpCode::rsqrt:
+    case OpCode::floor:
+    case OpCode::ceil: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op) {
+  if (!is_elementwise(op.code)) return false;
+  const ir::Value& result = *op.result();
+  for (const ir::Value* operand : op.operands) cg.element_type(operand->type, op);
+  const int count = cg.register_count(result);
+  std::vector<const std::vector<llvm::Value*>*> operands;
+  for (const ir::Value* operand : op.operands) operands.push_back(&cg.values_of(*operand, count, op));
+  ElementLowering lowering(cg, op);
+  std::vector<llvm::Value*> values;
+  std::vector<llvm::Value*> elements(operands.size());
+  for (int r = 0; r < count; ++r) {
+    for (std::size_t i = 0; i < operands.size(); ++i) elements[i] = (*operands[i])[r];
+    values.push_back(lowering.lower(elements));
+  }
+  cg.define(result, std::move(values));
+  return true;
+}
+
+}  // namespace kiln::lowering

@@ -1,0 +1,182 @@
+// LLVM code generation for memory ops: addptr, load, store. A thread's
+// registers whose addresses are contiguous and aligned (the layout puts them
+// next to each other and the axis analysis proves the alignment) move with
+// one vector access. A mask constant over such a run guards the whole vector
+// with one branch: llvm.masked.load/store would be scalarised on NVPTX.
+#include <algorithm>
+
+#include "codegen.hpp"
+
+namespace kiln::lowering {
+
+namespace {
+
+using ir::OpCode;
+
+/// The widest run 2^k of consecutive registers (from each multiple of 2^k)
+/// that `layout` places at consecutive coordinates along `dim`, the other
+/// coordinates fixed: register bits below k step along `dim` by 1, 2, 4…, and
+/// every other basis leaves the low k bits of `dim` alone (so the run stays
+/// aligned to 2^k elements).
+std::int64_t layout_run_length(const LinearLayout& layout, int dim) {
+  const int register_bits = layout.in_dim_size_log2("register");
+  int k = 0;
+  while (k < register_bits) {
+    const LinearLayout::Basis& basis = layout.basis("register", k);
+    bool unit = basis[dim] == (std::int32_t{1} << k);
+    for (std::size_t d = 0; d < basis.size(); ++d) unit &= static_cast<int>(d) == dim || basis[d] == 0;
+    if (!unit) break;
+    ++k;
+  }
+  auto low_bits_clear = [&](int bits) {
+    const std::int32_t low = (std::int32_t{1} << bits) - 1;
+    for (const auto& in : layout.in_dims())
+      for (std::size_t bit = 0; bit < in.bases.size(); ++bit)
+        if (!(in.name == "register" && static_cast<int>(bit) < bits) && (in.bases[bit][dim] & low) != 0) return false;
+    return true;
+  };
+  while (k > 0 && !low_bits_clear(k)) --k;
+  return std::int64_t{1} << k;
+}
+
+/// Elements per access of `op` (a load or store): the axis analysis's width
+/// along the last dimension, limited by what the layout keeps together.
+int access_width(const KernelCodegen& cg, const ir::Operation& op) {
+  const ir::Value& pointers = *op.operands[0];
+  if (!pointers.type.is_tile()) return 1;
+  const int last = static_cast<int>(pointers.type.shape.size()) - 1;
+  if (fastest_dimension(cg.axes.at(pointers)) != last) return 1;
+  return static_cast<int>(std::min(access_vector_width(cg.axes, op), layout_run_length(cg.layouts.at(pointers), last)));
+}
+
+void check_cache_hints(const ir::Operation& op) {
+  for (const char* hint : {"cache", "evict"}) {
+    const std::string& value = op.symbol_attribute(hint);
+    if (value != "none") throw LoweringError(unsupported_op_message(op, "with " + std::string(hint) + " = " + value));
+  }
+}
+
+/// `elements` as one value of `type` (a vector of them, or the element itself).
+llvm::Value* pack(llvm::IRBuilder<>& builder, llvm::Type* type, const std::vector<llvm::Value*>& elements) {
+  if (elements.size() == 1) return elements[0];
+  llvm::Value* vector = llvm::PoisonValue::get(type);
+  for (std::size_t i = 0; i < elements.size(); ++i)
+    vector = builder.CreateInsertElement(vector, elements[i], builder.getInt64(i));
+  return vector;
+}
+
+/// Runs `emit` in a block entered only when `mask` is true (always when null);
+/// returns the block it ran in.
+template <typename Emit>
+llvm::BasicBlock* guarded(KernelCodegen& cg, llvm::Value* mask, const char* name, Emit emit) {
+  if (!mask) {
+    emit();
+    return cg.builder.GetInsertBlock();
+  }
+  auto* then_block = llvm::BasicBlock::Create(cg.context, std::string(name) + ".then", cg.kernel);
+  auto* merge_block = llvm::BasicBlock::Create(cg.context, std::string(name) + ".merge", cg.kernel);
+  cg.builder.CreateCondBr(mask, then_block, merge_block);
+  cg.builder.SetInsertPoint(then_block);
+  emit();
+  llvm::BasicBlock* last = cg.builder.GetInsertBlock();
+  cg.builder.CreateBr(merge_block);
+  cg.builder.SetInsertPoint(merge_block);
+  return last;
+}
+
+void emit_load(KernelCodegen& cg, const ir::Operation& op) {
+  check_cache_hints(op);
+  const ir::Value& result = *op.result();
+  llvm::Type* register_type = cg.element_type(result.type, op);
+  llvm::Type* memory_type = cg.memory_type(result.type, op);
+  const bool is_bool = register_type != memory_type;
+  const auto& pointers = cg.values_of(*op.operands[0]);
+  const auto* mask = op.operands.size() > 1 ? &cg.values_of(*op.operands[1], pointers.size(), op) : nullptr;
+  const auto* other = op.operands.size() > 2 ? &cg.values_of(*op.operands[2], pointers.size(), op) : nullptr;
+  const int width = access_width(cg, op);
+  llvm::Type* access_type = width == 1 ? memory_type : llvm::FixedVectorType::get(memory_type, width);
+  const llvm::Align alignment(static_cast<std::uint64_t>(width) *
+                              cg.module.getDataLayout().getTypeAllocSize(memory_type));
+
+  std::vector<llvm::Value*> values;
+  for (std::size_t first = 0; first < pointers.size(); first += width) {
+    llvm::Value* guard = mask ? (*mask)[first] : nullptr;
+    llvm::Value* fallback = nullptr;
+    if (guard) {
+      std::vector<llvm::Value*> replacement;
+      for (int i = 0; i < width; ++i) {
+        llvm::Value* element = other ? (*other)[first + i] : llvm::Constant::getNullValue(register_type);
+        replacement.push_back(is_bool ? cg.builder.CreateZExt(element, memory_type) : element);
+      }
+      fallback = pack(cg.builder, access_type, replacement);
+    }
+    llvm::BasicBlock* before = cg.builder.GetInsertBlock();
+    llvm::Value* loaded = nullptr;
+    llvm::BasicBlock* loaded_in = guarded(
+        cg, guard, "load", [&] { loaded = cg.builder.CreateAlignedLoad(access_type, pointers[first], alignment); });
+    llvm::Value* run = loaded;
+    if (guard) {
+      llvm::PHINode* phi = cg.builder.CreatePHI(access_type, 2);
+      phi->addIncoming(loaded, loaded_in);
+      phi->addIncoming(fallback, before);
+      run = phi;
+    }
+    for (int i = 0; i < width; ++i) {
+      llvm::Value* element = width == 1 ? run : cg.builder.CreateExtractElement(run, cg.builder.getInt64(i));
+      values.push_back(is_bool ? cg.builder.CreateICmpNE(element, llvm::ConstantInt::get(memory_type, 0)) : element);
+    }
+  }
+  cg.define(result, std::move(values));
+}
+
+void emit_store(KernelCodegen& cg, const ir::Operation& op) {
+  check_cache_hints(op);
+  const ir::Value& data = *op.operands[1];
+  llvm::Type* register_type = cg.element_type(data.type, op);
+  llvm::Type* memory_type = cg.memory_type(data.type, op);
+  const auto& pointers = cg.values_of(*op.operands[0]);
+  const auto& values = cg.values_of(data, pointers.size(), op);
+  const auto* mask = op.operands.size() > 2 ? &cg.values_of(*op.operands[2], pointers.size(), op) : nullptr;
+  const int width = access_width(cg, op);
+  llvm::Type* access_type = width == 1 ? memory_type : llvm::FixedVectorType::get(memory_type, width);
+  const llvm::Align alignment(static_cast<std::uint64_t>(width) *
+                              cg.module.getDataLayout().getTypeAllocSize(memory_type));
+
+  for (std::size_t first = 0; first < pointers.size(); first += width) {
+    std::vector<llvm::Value*> elements;
+    for (int i = 0; i < width; ++i)
+      elements.push_back(register_type != memory_type ? cg.builder.CreateZExt(values[first + i], memory_type)
+                                                      : values[first + i]);
+    llvm::Value* run = pack(cg.builder, access_type, elements);
+    guarded(cg, mask ? (*mask)[first] : nullptr, "store",
+            [&] { cg.builder.CreateAlignedStore(run, pointers[first], alignment); });
+  }
+}
+
+void emit_addptr(KernelCodegen& cg, const ir::Operation& op) {
+  const ir::Value& result = *op.result();
+  llvm::Type* pointee = cg.memory_type(ir::Type::scalar(result.type.dtype), op);
+  const auto& pointers = cg.values_of(*op.operands[0]);
+  const auto& offsets = cg.values_of(*op.operands[1], pointers.size(), op);
+  // GEP sign-extends narrower indices, right for signed offsets; unsigned ones are zero-extended first.
+  const bool zero_extend = !ir::is_signed_int(op.operands[1]->type.dtype);
+  std::vector<llvm::Value*> values;
+  for (std::size_t r = 0; r < pointers.size(); ++r) {
+    llvm::Value* offset = zero_extend ? cg.builder.CreateZExt(offsets[r], cg.builder.getInt64Ty()) : offsets[r];
+    values.push_back(cg.builder.CreateGEP(pointee, pointers[r], offset));
+  }
+  cg.define(result, std::move(values));
+}
+
+}  // namespace
+
+bool emit_memory_op(KernelCodegen& cg, const ir::Operation& op) {
+  switch (op.code) {
+    case OpCode::addptr: emit_addptr(cg, op); return true;
+    case OpCode::load: emit_load(cg, op); return true;
+    case OpCode::store: emit_store(cg, op); return true;
+    default: return false;
+  }
+}
+
+}  // namespace kiln::lowering

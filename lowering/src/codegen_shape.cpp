@@ -1,0 +1,125 @@
+// LLVM code generation for the ops that create tiles or change their shape:
+// constant, program_id, num_programs, arange, splat, broadcast, expand_dims.
+// A tile's element at register r of lane l in warp w has the coordinates
+// layout(r, l, w) = layout(r, 0, 0) xor layout(0, l, w): the first part is
+// known at compile time, the second is computed once from the thread index.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "codegen.hpp"
+
+namespace kiln::lowering {
+
+namespace {
+
+using ir::OpCode;
+
+/// This thread's part of coordinate `dim` of `layout`: the XOR of the lane
+/// and warp bases whose bit is set in the thread's lane and warp.
+llvm::Value* thread_coordinate(KernelCodegen& cg, const LinearLayout& layout, int dim) {
+  llvm::Value* coordinate = cg.builder.getInt32(0);
+  for (auto [in, index] : {std::pair{"lane", cg.lane}, std::pair{"warp", cg.warp}}) {
+    for (int bit = 0; bit < layout.in_dim_size_log2(in); ++bit) {
+      const std::int32_t basis = layout.basis(in, bit)[dim];
+      if (basis == 0) continue;
+      llvm::Value* set = cg.builder.CreateAnd(cg.builder.CreateLShr(index, bit), 1);
+      coordinate = cg.builder.CreateXor(coordinate, cg.builder.CreateMul(set, cg.builder.getInt32(basis)));
+    }
+  }
+  return coordinate;
+}
+
+/// The compile-time part of coordinate `dim` of register `reg`.
+std::int32_t register_coordinate(const LinearLayout& layout, int reg, int dim) {
+  return layout.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})[dim].second;
+}
+
+llvm::Value* constant_value(KernelCodegen& cg, const ir::Operation& op) {
+  const ir::Type& type = op.result()->type;
+  llvm::Type* element = cg.element_type(type, op);
+  if (type.is_pointer) throw LoweringError(unsupported_op_message(op, "of pointer type"));
+  const ir::Attribute* value = op.find_attribute("value");
+  if (const auto* integer = std::get_if<std::int64_t>(value)) {
+    if (element->isFloatingPointTy()) return llvm::ConstantFP::get(element, static_cast<double>(*integer));
+    return llvm::ConstantInt::get(element, static_cast<std::uint64_t>(*integer), ir::is_signed_int(type.dtype));
+  }
+  const double real = op.float_attribute("value");
+  if (element->isFloatingPointTy()) return llvm::ConstantFP::get(element, real);
+  throw LoweringError("constant: float value " + std::to_string(real) + " for integer type " + ir::to_string(type) +
+                      " (" + op_place(op) + ")");
+}
+
+llvm::Intrinsic::ID grid_register(const ir::Operation& op) {
+  static constexpr llvm::Intrinsic::ID kProgramId[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                                       llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                                       llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+  static constexpr llvm::Intrinsic::ID kNumPrograms[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
+                                                         llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                                                         llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+  const std::int64_t axis = op.int_attribute("axis");
+  if (axis < 0 || axis > 2)
+    throw LoweringError(std::string(op.name()) + ": axis " + std::to_string(axis) + " is not 0, 1 or 2 (" +
+                        op_place(op) + ")");
+  return op.code == OpCode::program_id ? kProgramId[axis] : kNumPrograms[axis];
+}
+
+std::string describe(const ir::Operation& op) {
+  return std::string(op.name()) + " of " + ir::to_string(op.operands[0]->type) + " to " +
+         ir::to_string(op.result()->type) + " (" + op_place(op) + ")";
+}
+
+}  // namespace
+
+bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
+  switch (op.code) {
+    case OpCode::constant:
+    case OpCode::program_id:
+    case OpCode::num_programs:
+    case OpCode::arange:
+    case OpCode::splat:
+    case OpCode::broadcast:
+    case OpCode::expand_dims: break;
+    default: return false;
+  }
+  const ir::Value& result = *op.result();
+  switch (op.code) {
+    case OpCode::constant:
+      cg.define(result, std::vector<llvm::Value*>(cg.register_count(result), constant_value(cg, op)));
+      return true;
+    case OpCode::program_id:
+    case OpCode::num_programs: cg.define(result, {cg.read_special_register(grid_register(op))}); return true;
+    case OpCode::arange: {
+      const LinearLayout& layout = cg.layouts.at(result);
+      llvm::Value* thread_part = thread_coordinate(cg, layout, 0);
+      llvm::Value* start = cg.builder.getInt32(static_cast<std::uint32_t>(op.int_attribute("start")));
+      std::vector<llvm::Value*> values;
+      for (int r = 0; r < cg.register_count(result); ++r)
+        values.push_back(cg.builder.CreateAdd(
+            cg.builder.CreateXor(thread_part, cg.builder.getInt32(register_coordinate(layout, r, 0))), start));
+      cg.define(result, std::move(values));
+      return true;
+    }
+    case OpCode::splat:
+      cg.define(result, std::vector<llvm::Value*>(cg.register_count(result), cg.values_of(*op.operands[0])[0]));
+      return true;
+    case OpCode::broadcast:
+    case OpCode::expand_dims: {
+      const ir::Value& source = *op.operands[0];
+      const std::vector<llvm::Value*>& values = cg.values_of(source);
+      if (source.type.is_scalar()) {
+        cg.define(result, std::vector<llvm::Value*>(cg.register_count(result), values[0]));
+        return true;
+      }
+      const int inserted_axis = op.code == OpCode::expand_dims ? static_cast<int>(op.int_attribute("axis")) : -1;
+      const std::vector<int> map =
+          thread_local_register_map(cg.layouts.at(result), result.type.shape, cg.layouts.at(source), source.type.shape,
+                                    inserted_axis, describe(op));
+      std::vector<llvm::Value*> mapped;
+      for (int source_register : map) mapped.push_back(values[source_register]);
+      cg.define(result, std::move(mapped));
+      return true;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace kiln::lowering

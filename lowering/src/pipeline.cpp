@@ -1,0 +1,119 @@
+// The GPU lowering pipeline, read top to bottom as the pass list of
+// DESIGN.md ("GPU lowering"): verify, axis analysis, layouts, target, LLVM
+// codegen, O3, PTX. Each step is timed and dumped on request (KILN_DUMP=<pass>
+// or `all`, like ir::optimize's passes).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "codegen.hpp"
+#include "kiln/ir/verifier.hpp"
+#include "kiln/lowering/compile.hpp"
+
+namespace kiln::lowering {
+
+namespace {
+
+/// Times the steps, records them in the kernel and prints what was asked for.
+class PassRunner {
+ public:
+  PassRunner(const LoweringOptions& options, GpuKernel& kernel)
+      : options_(options), kernel_(kernel), log_(options.log ? *options.log : std::cerr) {
+    dump_ = options.dump_after;
+    if (dump_.empty())
+      if (const char* env = std::getenv("KILN_DUMP")) dump_ = env;
+  }
+
+  /// Runs `step`, then prints `describe()` when `name` is to be dumped.
+  template <typename Step, typename Describe>
+  void run(const char* name, Step step, Describe describe) {
+    const auto start = std::chrono::steady_clock::now();
+    step();
+    const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+    kernel_.pass_times.push_back({name, elapsed.count()});
+    if (options_.timing) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.2f", elapsed.count());
+      log_ << "gpu pass " << name << ": " << ms << " ms\n";
+    }
+    if (dump_ == "all" || dump_ == name) log_ << "// after " << name << "\n" << describe();
+  }
+
+ private:
+  const LoweringOptions& options_;
+  GpuKernel& kernel_;
+  std::ostream& log_;
+  std::string dump_;
+};
+
+std::string describe_axes(const ir::Function& fn, const AxisInfoMap& axes) {
+  std::ostringstream out;
+  auto line = [&](const ir::Value* v) {
+    if (const AxisInfo* info = axes.find(*v)) out << "%" << v->id << ": " << to_string(*info) << "\n";
+  };
+  for (const ir::Value* argument : fn.body.arguments) line(argument);
+  for (const auto& op : fn.body.ops)
+    for (const ir::Value* result : op->results) line(result);
+  return out.str();
+}
+
+std::string describe_layouts(const ir::Function& fn, const LayoutMap& layouts) {
+  std::ostringstream out;
+  for (const auto& op : fn.body.ops)
+    for (const ir::Value* result : op->results)
+      if (const LinearLayout* layout = layouts.find(*result))
+        out << "%" << result->id << " : " << ir::to_string(result->type) << "\n" << *layout << "\n";
+  return out.str();
+}
+
+}  // namespace
+
+GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target, const LoweringOptions& options) {
+  GpuKernel kernel;
+  kernel.name = ptx_identifier(optimized.name);
+  kernel.threads_per_block = target.num_warps * 32;
+  PassRunner passes(options, kernel);
+  auto nothing = [] { return std::string(); };
+
+  passes.run(
+      "verify", [&] { ir::verify(optimized); }, nothing);
+
+  AxisInfoMap axes;
+  passes.run(
+      "axes", [&] { axes = analyze_axes(optimized); }, [&] { return describe_axes(optimized, axes); });
+
+  LayoutMap layouts;
+  passes.run(
+      "layouts", [&] { layouts = assign_layouts(optimized, axes, target.num_warps); },
+      [&] { return describe_layouts(optimized, layouts); });
+
+  std::unique_ptr<llvm::TargetMachine> machine;
+  passes.run(
+      "target", [&] { machine = create_target_machine(target); }, nothing);
+
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module;
+  passes.run(
+      "codegen",
+      [&] {
+        module = generate_llvm_module(optimized, axes, layouts, target, context, *machine);
+        kernel.llvm_ir = to_string(*module);
+      },
+      [&] { return kernel.llvm_ir; });
+
+  passes.run(
+      "o3",
+      [&] {
+        optimize_module(*module, *machine);
+        kernel.optimized_llvm_ir = to_string(*module);
+      },
+      [&] { return kernel.optimized_llvm_ir; });
+
+  passes.run(
+      "ptx", [&] { kernel.ptx = emit_ptx(*module, *machine); }, [&] { return kernel.ptx; });
+  return kernel;
+}
+
+}  // namespace kiln::lowering

@@ -1,0 +1,79 @@
+// Helpers of the codegen tests: compiling IR text for a GPU target, searching
+// PTX text, and running ptxas on it when the CUDA toolkit is installed.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kiln/ir/parser.hpp"
+#include "kiln/lowering/compile.hpp"
+
+namespace kiln::codegen_test {
+
+inline constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
+
+/// Parses `text` and compiles it for `arch` with `num_warps` warps.
+inline lowering::GpuKernel compile_text(const std::string& text, const std::string& arch = "sm_90a",
+                                        int num_warps = 4) {
+  std::unique_ptr<ir::Function> fn = ir::parse_function(text);
+  return lowering::compile_for_gpu(*fn, lowering::GpuTarget{.arch = arch, .num_warps = num_warps});
+}
+
+/// Non-overlapping occurrences of `needle` in `text`.
+inline int count(std::string_view text, std::string_view needle) {
+  int n = 0;
+  for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + needle.size()))
+    ++n;
+  return n;
+}
+
+/// A FileCheck-like assertion: `text` contains `needle`, else the failure shows the text.
+inline ::testing::AssertionResult contains(std::string_view text, std::string_view needle) {
+  if (text.find(needle) != std::string_view::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "expected `" << needle << "` in:\n" << text;
+}
+
+/// What ptxas said about a PTX module.
+struct PtxasResult {
+  int exit_code = 0;
+  std::string output;  // stdout and stderr, with -v statistics
+};
+
+/// Runs `ptxas -arch=<arch> -v -o /dev/null` on `ptx` (the caller checks
+/// that ptxas exists).
+inline PtxasResult run_ptxas(const std::string& ptx, const std::string& arch, const std::string& stem) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / (stem + "_" + arch + ".ptx");
+  std::ofstream(file) << ptx;
+  const std::string command = std::string(kPtxas) + " -arch=" + arch + " -v -o /dev/null " + file.string() + " 2>&1";
+  PtxasResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "cannot run " + command};
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  result.exit_code = pclose(pipe);
+  std::filesystem::remove(file);
+  return result;
+}
+
+/// The sum of the "N bytes spill stores" and "N bytes spill loads" ptxas -v
+/// reports.
+inline int spill_bytes(const std::string& ptxas_output) {
+  int total = 0;
+  for (const char* what : {" bytes spill stores", " bytes spill loads"}) {
+    for (std::size_t at = ptxas_output.find(what); at != std::string::npos; at = ptxas_output.find(what, at + 1)) {
+      std::size_t start = at;
+      while (start > 0 && std::isdigit(static_cast<unsigned char>(ptxas_output[start - 1]))) --start;
+      total += std::stoi(ptxas_output.substr(start, at - start));
+    }
+  }
+  return total;
+}
+
+}  // namespace kiln::codegen_test

@@ -1,0 +1,161 @@
+// IR text of the kernels the codegen tests compile (ir/OPS.md's text form),
+// so the tests need no DSL.
+#pragma once
+
+#include <string>
+
+namespace kiln::codegen_test {
+
+/// vector_add with BLOCK = 1024; `pointer_facts` and `n_facts` follow the
+/// arguments' types (e.g. " {divisibility = 16}", or "" for none).
+inline std::string vector_add_text(const std::string& pointer_facts, const std::string& n_facts) {
+  return "kernel @vector_add(%0: ptr<f32>" + pointer_facts + ", %1: ptr<f32>" + pointer_facts + ", %2: ptr<f32>" +
+         pointer_facts + ", %3: i32" + n_facts + R"() {
+  %4 = program_id {axis = 0} : i32
+  %5 = constant {value = 1024} : i32
+  %6 = mul %4, %5 : i32
+  %7 = arange {start = 0} : tile<1024xi32>
+  %8 = splat %6 : tile<1024xi32>
+  %9 = add %8, %7 : tile<1024xi32>
+  %10 = splat %3 : tile<1024xi32>
+  %11 = cmp %9, %10 {pred = lt} : tile<1024xi1>
+  %12 = splat %0 : tile<1024xptr<f32>>
+  %13 = addptr %12, %9 : tile<1024xptr<f32>>
+  %14 = load %13, %11 {cache = none, evict = none} : tile<1024xf32>
+  %15 = splat %1 : tile<1024xptr<f32>>
+  %16 = addptr %15, %9 : tile<1024xptr<f32>>
+  %17 = load %16, %11 {cache = none, evict = none} : tile<1024xf32>
+  %18 = add %14, %17 : tile<1024xf32>
+  %19 = splat %2 : tile<1024xptr<f32>>
+  %20 = addptr %19, %9 : tile<1024xptr<f32>>
+  store %20, %18, %11 {cache = none, evict = none}
+}
+)";
+}
+
+/// The specialised vector_add: 16-byte aligned pointers, n a multiple of 16.
+inline std::string specialized_vector_add() { return vector_add_text(" {divisibility = 16}", " {divisibility = 16}"); }
+
+/// out[r, c] = x[r, c] + bias[c] over one 64x64 tile: expand_dims, broadcast
+/// and a 1-D load feeding a 2-D add.
+inline const char* kAddBias =
+    R"(kernel @add_bias(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}, %2: ptr<f32> {divisibility = 16}) {
+  %3 = arange {start = 0} : tile<64xi32>
+  %4 = arange {start = 0} : tile<64xi32>
+  %5 = expand_dims %3 {axis = 1} : tile<64x1xi32>
+  %6 = constant {value = 64} : tile<64x1xi32>
+  %7 = mul %5, %6 : tile<64x1xi32>
+  %8 = broadcast %7 : tile<64x64xi32>
+  %9 = expand_dims %4 {axis = 0} : tile<1x64xi32>
+  %10 = broadcast %9 : tile<64x64xi32>
+  %11 = add %8, %10 : tile<64x64xi32>
+  %12 = splat %0 : tile<64x64xptr<f32>>
+  %13 = addptr %12, %11 : tile<64x64xptr<f32>>
+  %14 = load %13 {cache = none, evict = none} : tile<64x64xf32>
+  %15 = splat %1 : tile<64xptr<f32>>
+  %16 = addptr %15, %4 : tile<64xptr<f32>>
+  %17 = load %16 {cache = none, evict = none} : tile<64xf32>
+  %18 = expand_dims %17 {axis = 0} : tile<1x64xf32>
+  %19 = broadcast %18 : tile<64x64xf32>
+  %20 = add %14, %19 : tile<64x64xf32>
+  %21 = splat %2 : tile<64x64xptr<f32>>
+  %22 = addptr %21, %11 : tile<64x64xptr<f32>>
+  store %22, %20 {cache = none, evict = none}
+}
+)";
+
+// Float, integer, unsigned and f64 arithmetic, the math unaries in f32 and
+// f16, casts between all widths (f16, bf16, i8, i64, f64, i1), cmp, select
+// and bitcast, stored through four outputs.
+inline const char* kElementwise = R"(
+kernel @elementwise(%0: ptr<f32> {divisibility = 16}, %1: ptr<f16> {divisibility = 16}, %2: ptr<i32> {divisibility = 16}, %3: ptr<f32> {divisibility = 16}, %4: ptr<i32> {divisibility = 16}, %5: ptr<bf16> {divisibility = 16}, %6: ptr<f64> {divisibility = 16}) {
+  %7 = arange {start = 0} : tile<256xi32>
+  %8 = splat %0 : tile<256xptr<f32>>
+  %9 = addptr %8, %7 : tile<256xptr<f32>>
+  %10 = load %9 {cache = none, evict = none} : tile<256xf32>
+  %11 = splat %1 : tile<256xptr<f16>>
+  %12 = addptr %11, %7 : tile<256xptr<f16>>
+  %13 = load %12 {cache = none, evict = none} : tile<256xf16>
+  %14 = splat %2 : tile<256xptr<i32>>
+  %15 = addptr %14, %7 : tile<256xptr<i32>>
+  %16 = load %15 {cache = none, evict = none} : tile<256xi32>
+  %17 = cast %13 : tile<256xf32>
+  %18 = add %10, %17 : tile<256xf32>
+  %19 = sub %18, %10 : tile<256xf32>
+  %20 = mul %19, %18 : tile<256xf32>
+  %21 = div %20, %10 : tile<256xf32>
+  %22 = rem %21, %17 : tile<256xf32>
+  %23 = minimum %22, %10 : tile<256xf32>
+  %24 = maximum %23, %17 : tile<256xf32>
+  %25 = neg %24 : tile<256xf32>
+  %26 = abs %25 : tile<256xf32>
+  %27 = fma %26, %10, %17 : tile<256xf32>
+  %28 = exp %27 : tile<256xf32>
+  %29 = log %28 : tile<256xf32>
+  %30 = sqrt %29 : tile<256xf32>
+  %31 = floor %30 : tile<256xf32>
+  %32 = ceil %30 : tile<256xf32>
+  %33 = add %31, %32 : tile<256xf32>
+  %34 = exp2 %33 : tile<256xf32>
+  %35 = log2 %34 : tile<256xf32>
+  %36 = rsqrt %35 : tile<256xf32>
+  %37 = exp %13 : tile<256xf16>
+  %38 = sqrt %37 : tile<256xf16>
+  %39 = cast %38 : tile<256xbf16>
+  %40 = cast %39 : tile<256xf32>
+  %41 = add %36, %40 : tile<256xf32>
+  %42 = cast %10 : tile<256xi32>
+  %43 = add %42, %16 : tile<256xi32>
+  %44 = sub %43, %16 : tile<256xi32>
+  %45 = mul %44, %16 : tile<256xi32>
+  %46 = div %45, %16 : tile<256xi32>
+  %47 = rem %46, %16 : tile<256xi32>
+  %48 = and %47, %42 : tile<256xi32>
+  %49 = or %48, %16 : tile<256xi32>
+  %50 = xor %49, %42 : tile<256xi32>
+  %51 = shl %50, %16 : tile<256xi32>
+  %52 = shr %51, %42 : tile<256xi32>
+  %53 = not %52 : tile<256xi32>
+  %54 = minimum %53, %42 : tile<256xi32>
+  %55 = maximum %54, %16 : tile<256xi32>
+  %56 = neg %55 : tile<256xi32>
+  %57 = abs %56 : tile<256xi32>
+  %58 = cast %57 : tile<256xu32>
+  %59 = constant {value = 3} : tile<256xu32>
+  %60 = shr %58, %59 : tile<256xu32>
+  %61 = div %60, %59 : tile<256xu32>
+  %62 = umulhi %61, %58 : tile<256xu32>
+  %63 = maximum %62, %60 : tile<256xu32>
+  %64 = cast %63 : tile<256xi8>
+  %65 = cast %64 : tile<256xi64>
+  %66 = cast %65 : tile<256xf64>
+  %67 = sqrt %66 : tile<256xf64>
+  %68 = floor %67 : tile<256xf64>
+  %69 = minimum %68, %66 : tile<256xf64>
+  %70 = cast %69 : tile<256xf32>
+  %71 = cmp %41, %70 {pred = gt} : tile<256xi1>
+  %72 = select %71, %41, %70 : tile<256xf32>
+  %73 = cmp %57, %16 {pred = ne} : tile<256xi1>
+  %74 = bitcast %72 : tile<256xi32>
+  %75 = cast %73 : tile<256xi32>
+  %76 = add %74, %75 : tile<256xi32>
+  %77 = constant {value = 0.5} : tile<256xf32>
+  %78 = cmp %72, %77 {pred = ne} : tile<256xi1>
+  %79 = cast %78 : tile<256xf32>
+  %80 = add %72, %79 : tile<256xf32>
+  %81 = splat %3 : tile<256xptr<f32>>
+  %82 = addptr %81, %7 : tile<256xptr<f32>>
+  store %82, %80 {cache = none, evict = none}
+  %83 = splat %4 : tile<256xptr<i32>>
+  %84 = addptr %83, %7 : tile<256xptr<i32>>
+  store %84, %76 {cache = none, evict = none}
+  %85 = splat %5 : tile<256xptr<bf16>>
+  %86 = addptr %85, %7 : tile<256xptr<bf16>>
+  store %86, %39 {cache = none, evict = none}
+  %87 = splat %6 : tile<256xptr<f64>>
+  %88 = addptr %87, %7 : tile<256xptr<f64>>
+  store %88, %69 {cache = none, evict = none}
+}
+)";
+
+}  // namespace kiln::codegen_test

@@ -1,0 +1,107 @@
+// What the GPU code generator does not lower yet gives one line naming the
+// op and its source line.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "codegen/codegen_support.hpp"
+#include "codegen/kernels_text.hpp"
+
+namespace kiln::codegen_test {
+namespace {
+
+/// The LoweringError message of compiling `text`, or "" if it compiled.
+std::string lowering_error(const std::string& text, const std::string& arch = "sm_90a", int num_warps = 4) {
+  try {
+    compile_text(text, arch, num_warps);
+  } catch (const lowering::LoweringError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Unsupported, ReduceNamesTheOpAndLine) {
+  const std::string text = R"(kernel @row_sum(%0: ptr<f32>) {
+  %1 = arange {start = 0} : tile<128xi32>
+  %2 = splat %0 : tile<128xptr<f32>>
+  %3 = addptr %2, %1 : tile<128xptr<f32>>
+  %4 = load %3 {cache = none, evict = none} : tile<128xf32> loc("softmax.hpp":40)
+  %5 = reduce %4 {axis = 0} : f32 loc("softmax.hpp":41) {
+  ^(%6: f32, %7: f32):
+    %8 = add %6, %7 : f32
+    yield %8
+  }
+  store %0, %5 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(lowering_error(text), "the GPU code generator does not support op `reduce` yet (softmax.hpp:41)");
+}
+
+TEST(Unsupported, MathWithoutLoweringNamesTheValueWhenNoLine) {
+  const std::string text = R"(kernel @sine(%0: ptr<f32>) {
+  %1 = load %0 {cache = none, evict = none} : f32
+  %2 = sin %1 : f32
+  store %0, %2 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(lowering_error(text), "the GPU code generator does not support op `sin` yet (%2 = sin)");
+}
+
+TEST(Unsupported, ExpOfF64) {
+  const std::string text = R"(kernel @exp64(%0: ptr<f64>) {
+  %1 = load %0 {cache = none, evict = none} : f64
+  %2 = exp %1 : f64 loc("math.hpp":7)
+  store %0, %2 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(lowering_error(text), "the GPU code generator does not support op `exp` on f64 yet (math.hpp:7)");
+}
+
+TEST(Unsupported, CacheHint) {
+  const std::string text = R"(kernel @hint(%0: ptr<f32>) {
+  %1 = load %0 {cache = cg, evict = none} : f32 loc("k.hpp":3)
+  store %0, %1 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(lowering_error(text), "the GPU code generator does not support op `load` with cache = cg yet (k.hpp:3)");
+}
+
+TEST(Unsupported, ThreeDimensionalTiles) {
+  const std::string text = R"(kernel @cube(%0: ptr<f32>) {
+  %1 = constant {value = 1.0} : tile<2x2x2xf32> loc("k.hpp":9)
+}
+)";
+  EXPECT_EQ(lowering_error(text),
+            "the GPU code generator supports 1-D and 2-D tiles only, %1 is tile<2x2x2xf32> (k.hpp:9)");
+}
+
+TEST(Unsupported, UnknownArchitecture) {
+  EXPECT_EQ(lowering_error(specialized_vector_add(), "sm_100a"),
+            "GPU architecture `sm_100a` is unknown to LLVM 19's NVPTX backend (sm_80 … sm_90a)");
+}
+
+TEST(Unsupported, WarpCount) {
+  EXPECT_EQ(lowering_error(specialized_vector_add(), "sm_90a", 3),
+            "num_warps is 3, expected a power of two from 1 to 32");
+}
+
+TEST(Unsupported, OneTileInTwoSliceLayouts) {
+  const std::string text = R"(kernel @outer(%0: ptr<i32>) {
+  %1 = arange {start = 0} : tile<16xi32>
+  %2 = expand_dims %1 {axis = 0} : tile<1x16xi32> loc("k.hpp":4)
+  %3 = expand_dims %1 {axis = 1} : tile<16x1xi32> loc("k.hpp":5)
+  %4 = broadcast %2 : tile<16x16xi32>
+  %5 = broadcast %3 : tile<16x16xi32>
+  %6 = add %4, %5 : tile<16x16xi32>
+  %7 = splat %0 : tile<16x16xptr<i32>>
+  %8 = addptr %7, %6 : tile<16x16xptr<i32>>
+  store %8, %6 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(lowering_error(text),
+            "%1 (tile<16xi32>) is needed in two register layouts, by expand_dims {axis = 0} (k.hpp:4) and "
+            "expand_dims {axis = 1} (k.hpp:5); layout conversions are not supported yet");
+}
+
+}  // namespace
+}  // namespace kiln::codegen_test
