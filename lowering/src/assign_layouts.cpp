@@ -58,12 +58,54 @@ class Classes {
   std::map<const Value*, const Value*> parent_;
 };
 
-/// The layout a 1-D class must take because an expand_dims needs it.
+/// The layout a 1-D class must take because an op needs it: the slice of the
+/// 2-D layout an expand_dims produces, or the one a reduce leaves.
 struct SliceDemand {
   const Operation* op;
-  int axis;
-  ir::Shape parent_shape;
+  LinearLayout layout;
 };
+
+/// "expand_dims {axis = 1} (k.hpp:5)": a demanding op, for messages.
+std::string describe_demand(const Operation& op) {
+  return std::string(op.name()) + " {axis = " + std::to_string(op.int_attribute("axis")) + "} (" + op_place(op) + ")";
+}
+
+/// The values a region op passes between its operands, its regions' block
+/// arguments and yields, and its results: a loop-carried value is one value
+/// across iterations, so each group shares a layout. `for`: init i, body
+/// argument i+1, yield operand i, result i; `if`: result i and each branch's
+/// yield operand i; `while`: init i, argument i of both regions, the second
+/// region's yield operand i, result i.
+std::vector<std::vector<const Value*>> region_carried_groups(const Operation& op) {
+  std::vector<std::vector<const Value*>> groups;
+  if (op.code == OpCode::for_) {
+    const ir::Block& body = *op.regions[0];
+    const Operation* yield = body.terminator();
+    for (std::size_t i = 0; i + 3 < op.operands.size(); ++i) {
+      std::vector<const Value*> group = {op.operands[i + 3], body.arguments[i + 1]};
+      if (i < op.results.size()) group.push_back(op.results[i]);
+      if (yield && i < yield->operands.size()) group.push_back(yield->operands[i]);
+      groups.push_back(std::move(group));
+    }
+  } else if (op.code == OpCode::while_) {
+    const Operation* yield = op.regions[1]->terminator();
+    for (std::size_t i = 0; i < op.operands.size(); ++i) {
+      std::vector<const Value*> group = {op.operands[i], op.regions[0]->arguments[i], op.regions[1]->arguments[i]};
+      if (i < op.results.size()) group.push_back(op.results[i]);
+      if (yield && i < yield->operands.size()) group.push_back(yield->operands[i]);
+      groups.push_back(std::move(group));
+    }
+  } else if (op.code == OpCode::if_) {
+    for (std::size_t i = 0; i < op.results.size(); ++i) {
+      std::vector<const Value*> group = {op.results[i]};
+      for (const auto& region : op.regions)
+        if (const Operation* yield = region->terminator(); yield && i < yield->operands.size())
+          group.push_back(yield->operands[i]);
+      groups.push_back(std::move(group));
+    }
+  }
+  return groups;
+}
 
 }  // namespace
 
@@ -82,19 +124,27 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
   if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)) != 0)
     throw LoweringError("num_warps is " + std::to_string(num_warps) + ", expected a power of two from 1 to 32");
 
+  // Every op of the kernel, nested regions included, parents first.
+  std::vector<const Operation*> all_ops;
+  ir::walk(fn.body, [&](ir::Operation& op) { all_ops.push_back(&op); });
+
   Classes classes;
   std::vector<const Value*> tiles;
-  std::map<const Value*, const Operation*> definer;
-  for (const auto& op : fn.body.ops) {
-    for (const Value* result : op->results) {
-      if (!result->type.is_tile()) continue;
-      if (result->type.shape.size() > 2)
-        throw LoweringError("the GPU code generator supports 1-D and 2-D tiles only, %" + std::to_string(result->id) +
-                            " is " + ir::to_string(result->type) + " (" + op_place(*op) + ")");
-      tiles.push_back(result);
-      definer[result] = op.get();
-      classes.find(result);
-    }
+  auto add_tile = [&](const Value* value, const Operation& place) {
+    if (!value->type.is_tile()) return;
+    if (value->type.shape.size() > 2)
+      throw LoweringError("the GPU code generator supports 1-D and 2-D tiles only, %" + std::to_string(value->id) +
+                          " is " + ir::to_string(value->type) + " (" + op_place(place) + ")");
+    tiles.push_back(value);
+    classes.find(value);
+  };
+  for (const Operation* op : all_ops) {
+    for (const Value* result : op->results) add_tile(result, *op);
+    for (const auto& region : op->regions)
+      for (const Value* argument : region->arguments) add_tile(argument, *op);
+    for (const auto& group : region_carried_groups(*op))
+      for (const Value* value : group)
+        if (value->type.is_tile()) classes.unite(value, group.front());
     if (!combines_elementwise(op->code)) continue;
     const Value* first = nullptr;
     auto join = [&](const Value* v) {
@@ -111,7 +161,7 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
   // Widest access per class, and the widest over all 2-D accesses (they share a layout).
   std::map<const Value*, std::int64_t> class_width;
   std::int64_t width_2d = 1;
-  for (const auto& op : fn.body.ops) {
+  for (const Operation* op : all_ops) {
     if (op->code != OpCode::load && op->code != OpCode::store) continue;
     const Value* pointers = op->operands[0];
     if (!pointers->type.is_tile()) continue;
@@ -143,20 +193,25 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
   }
   auto layout_2d = [&](const ir::Shape& shape) { return blocked_layout(shape, spt_2d, tpw_2d, wpc_2d, {1, 0}); };
 
+  // expand_dims needs its operand in the slice of its result's layout; a
+  // reduce of a 2-D tile leaves its results in the slice of its input's.
   std::map<const Value*, SliceDemand> demands;
-  for (const auto& op : fn.body.ops) {
-    if (op->code != OpCode::expand_dims) continue;
-    const Value* source = op->operands[0];
-    if (!source->type.is_tile()) continue;
-    const int axis = static_cast<int>(op->int_attribute("axis"));
-    const Value* root = classes.find(source);
-    auto [it, inserted] = demands.try_emplace(root, SliceDemand{op.get(), axis, op->result()->type.shape});
-    if (!inserted && it->second.axis != axis)
-      throw LoweringError(
-          "%" + std::to_string(source->id) + " (" + ir::to_string(source->type) +
-          ") is needed in two register layouts, by expand_dims {axis = " + std::to_string(it->second.axis) + "} (" +
-          op_place(*it->second.op) + ") and expand_dims {axis = " + std::to_string(axis) + "} (" + op_place(*op) +
-          "); layout conversions are not supported yet");
+  auto demand = [&](const Value* value, const Operation& op, LinearLayout layout) {
+    auto [it, inserted] = demands.try_emplace(classes.find(value), SliceDemand{&op, layout});
+    if (!inserted && it->second.layout != layout)
+      throw LoweringError("%" + std::to_string(value->id) + " (" + ir::to_string(value->type) +
+                          ") is needed in two register layouts, by " + describe_demand(*it->second.op) + " and " +
+                          describe_demand(op) + "; layout conversions are not supported yet");
+  };
+  for (const Operation* op : all_ops) {
+    if (op->code == OpCode::expand_dims && op->operands[0]->type.is_tile()) {
+      const int axis = static_cast<int>(op->int_attribute("axis"));
+      demand(op->operands[0], *op, slice_layout(layout_2d(op->result()->type.shape), axis));
+    } else if (op->code == OpCode::reduce && op->operands[0]->type.shape.size() == 2) {
+      const int axis = static_cast<int>(op->int_attribute("axis"));
+      for (const Value* result : op->results)
+        demand(result, *op, slice_layout(layout_2d(op->operands[0]->type.shape), axis));
+    }
   }
 
   LayoutMap layouts;
@@ -165,8 +220,8 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
     const Value* root = classes.find(v);
     if (shape.size() == 2) {
       layouts.set(*v, layout_2d(shape));
-    } else if (auto demand = demands.find(root); demand != demands.end()) {
-      layouts.set(*v, slice_layout(layout_2d(demand->second.parent_shape), demand->second.axis));
+    } else if (auto demanded = demands.find(root); demanded != demands.end()) {
+      layouts.set(*v, demanded->second.layout);
     } else {
       auto width = class_width.find(root);
       const std::int64_t per_thread = width == class_width.end() ? 1 : width->second;

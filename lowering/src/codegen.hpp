@@ -71,6 +71,24 @@ struct KernelCodegen {
   llvm::Value* read_special_register(llvm::Intrinsic::ID id);
 };
 
+/// NVPTX address space of shared memory.
+inline constexpr unsigned kSharedAddressSpace = 3;
+
+/// Emits `op`, handing it to the file of its family; LoweringError naming it
+/// when no family lowers it.
+void emit_op(KernelCodegen& cg, const ir::Operation& op);
+/// Binds `block`'s arguments to `arguments` (registers per argument), emits
+/// its ops and returns the registers of the values its `yield` passes on
+/// (none when it has no yield).
+std::vector<std::vector<llvm::Value*>> emit_region(KernelCodegen& cg, const ir::Block& block,
+                                                   const std::vector<std::vector<llvm::Value*>>& arguments);
+
+/// This thread's part of coordinate `dim` of `layout` (i32): the XOR of the
+/// lane and warp bases whose bit is set in the thread's lane and warp.
+llvm::Value* thread_coordinate(KernelCodegen& cg, const LinearLayout& layout, int dim);
+/// The compile-time part of coordinate `dim` of register `reg` of `layout`.
+std::int32_t register_coordinate(const LinearLayout& layout, int reg, int dim);
+
 /// Each returns false when `op` is not one of its family and leaves no code.
 /// constant, program_id, num_programs, arange, splat, broadcast, expand_dims.
 bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op);
@@ -78,6 +96,11 @@ bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op);
 bool emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op);
 /// addptr, load, store.
 bool emit_memory_op(KernelCodegen& cg, const ir::Operation& op);
+/// for, if (their regions' yields are consumed by emit_region).
+bool emit_control_flow_op(KernelCodegen& cg, const ir::Operation& op);
+/// reduce: within each thread, across lanes with butterfly shuffles, across
+/// warps through shared memory.
+bool emit_reduce_op(KernelCodegen& cg, const ir::Operation& op);
 
 /// The kernel as an LLVM module for `nvptx64-nvidia-cuda` (data layout of
 /// `machine`): a `ptx_kernel` function with `.maxntid num_warps*32`.

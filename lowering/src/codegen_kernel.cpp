@@ -142,10 +142,7 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
   for (std::size_t i = 0; i < fn.body.arguments.size(); ++i)
     cg.define(*fn.body.arguments[i], {cg.kernel->getArg(static_cast<unsigned>(i))});
 
-  for (const auto& op : fn.body.ops) {
-    if (emit_creation_or_shape_op(cg, *op) || emit_elementwise_op(cg, *op) || emit_memory_op(cg, *op)) continue;
-    throw LoweringError(unsupported_op_message(*op));
-  }
+  for (const auto& op : fn.body.ops) emit_op(cg, *op);
   cg.builder.CreateRetVoid();
 
   std::string problems;
@@ -153,6 +150,31 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
   if (llvm::verifyModule(*module, &problem_stream))
     throw LoweringError("the GPU code generator produced invalid LLVM IR for kernel @" + fn.name + ": " + problems);
   return module;
+}
+
+void emit_op(KernelCodegen& cg, const ir::Operation& op) {
+  if (emit_creation_or_shape_op(cg, op) || emit_elementwise_op(cg, op) || emit_memory_op(cg, op) ||
+      emit_control_flow_op(cg, op) || emit_reduce_op(cg, op))
+    return;
+  throw LoweringError(unsupported_op_message(op));
+}
+
+std::vector<std::vector<llvm::Value*>> emit_region(KernelCodegen& cg, const ir::Block& block,
+                                                   const std::vector<std::vector<llvm::Value*>>& arguments) {
+  if (arguments.size() != block.arguments.size())
+    throw LoweringError("a region of " + (block.parent ? op_place(*block.parent) : std::string("the kernel")) +
+                        " has " + std::to_string(block.arguments.size()) + " arguments, the code generator passed " +
+                        std::to_string(arguments.size()));
+  for (std::size_t i = 0; i < arguments.size(); ++i) cg.define(*block.arguments[i], arguments[i]);
+  std::vector<std::vector<llvm::Value*>> yielded;
+  for (const auto& op : block.ops) {
+    if (op->code != ir::OpCode::yield) {
+      emit_op(cg, *op);
+      continue;
+    }
+    for (const ir::Value* operand : op->operands) yielded.push_back(cg.values_of(*operand));
+  }
+  return yielded;
 }
 
 std::string ptx_identifier(std::string_view name) {

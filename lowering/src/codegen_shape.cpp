@@ -13,26 +13,6 @@ namespace {
 
 using ir::OpCode;
 
-/// This thread's part of coordinate `dim` of `layout`: the XOR of the lane
-/// and warp bases whose bit is set in the thread's lane and warp.
-llvm::Value* thread_coordinate(KernelCodegen& cg, const LinearLayout& layout, int dim) {
-  llvm::Value* coordinate = cg.builder.getInt32(0);
-  for (auto [in, index] : {std::pair{"lane", cg.lane}, std::pair{"warp", cg.warp}}) {
-    for (int bit = 0; bit < layout.in_dim_size_log2(in); ++bit) {
-      const std::int32_t basis = layout.basis(in, bit)[dim];
-      if (basis == 0) continue;
-      llvm::Value* set = cg.builder.CreateAnd(cg.builder.CreateLShr(index, bit), 1);
-      coordinate = cg.builder.CreateXor(coordinate, cg.builder.CreateMul(set, cg.builder.getInt32(basis)));
-    }
-  }
-  return coordinate;
-}
-
-/// The compile-time part of coordinate `dim` of register `reg`.
-std::int32_t register_coordinate(const LinearLayout& layout, int reg, int dim) {
-  return layout.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})[dim].second;
-}
-
 llvm::Value* constant_value(KernelCodegen& cg, const ir::Operation& op) {
   const ir::Type& type = op.result()->type;
   llvm::Type* element = cg.element_type(type, op);
@@ -68,6 +48,23 @@ std::string describe(const ir::Operation& op) {
 }
 
 }  // namespace
+
+llvm::Value* thread_coordinate(KernelCodegen& cg, const LinearLayout& layout, int dim) {
+  llvm::Value* coordinate = cg.builder.getInt32(0);
+  for (auto [in, index] : {std::pair{"lane", cg.lane}, std::pair{"warp", cg.warp}}) {
+    for (int bit = 0; bit < layout.in_dim_size_log2(in); ++bit) {
+      const std::int32_t basis = layout.basis(in, bit)[dim];
+      if (basis == 0) continue;
+      llvm::Value* set = cg.builder.CreateAnd(cg.builder.CreateLShr(index, bit), 1);
+      coordinate = cg.builder.CreateXor(coordinate, cg.builder.CreateMul(set, cg.builder.getInt32(basis)));
+    }
+  }
+  return coordinate;
+}
+
+std::int32_t register_coordinate(const LinearLayout& layout, int reg, int dim) {
+  return layout.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})[dim].second;
+}
 
 bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
   switch (op.code) {

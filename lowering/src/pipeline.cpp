@@ -61,10 +61,15 @@ std::string describe_axes(const ir::Function& fn, const AxisInfoMap& axes) {
 
 std::string describe_layouts(const ir::Function& fn, const LayoutMap& layouts) {
   std::ostringstream out;
-  for (const auto& op : fn.body.ops)
-    for (const ir::Value* result : op->results)
-      if (const LinearLayout* layout = layouts.find(*result))
-        out << "%" << result->id << " : " << ir::to_string(result->type) << "\n" << *layout << "\n";
+  auto line = [&](const ir::Value* v) {
+    if (const LinearLayout* layout = layouts.find(*v))
+      out << "%" << v->id << " : " << ir::to_string(v->type) << "\n" << *layout << "\n";
+  };
+  ir::walk(fn.body, [&](ir::Operation& op) {
+    for (const auto& region : op.regions)
+      for (const ir::Value* argument : region->arguments) line(argument);
+    for (const ir::Value* result : op.results) line(result);
+  });
   return out.str();
 }
 

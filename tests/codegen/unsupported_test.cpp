@@ -20,21 +20,37 @@ std::string lowering_error(const std::string& text, const std::string& arch = "s
   return "";
 }
 
-TEST(Unsupported, ReduceNamesTheOpAndLine) {
-  const std::string text = R"(kernel @row_sum(%0: ptr<f32>) {
+TEST(Unsupported, ScanNamesTheOpAndLine) {
+  const std::string text = R"(kernel @prefix_sum(%0: ptr<f32>) {
   %1 = arange {start = 0} : tile<128xi32>
   %2 = splat %0 : tile<128xptr<f32>>
   %3 = addptr %2, %1 : tile<128xptr<f32>>
-  %4 = load %3 {cache = none, evict = none} : tile<128xf32> loc("softmax.hpp":40)
-  %5 = reduce %4 {axis = 0} : f32 loc("softmax.hpp":41) {
+  %4 = load %3 {cache = none, evict = none} : tile<128xf32> loc("cumsum.hpp":40)
+  %5 = scan %4 {axis = 0, reverse = 0} : tile<128xf32> loc("cumsum.hpp":41) {
   ^(%6: f32, %7: f32):
     %8 = add %6, %7 : f32
+    yield %8
+  }
+  store %3, %5 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(lowering_error(text), "the GPU code generator does not support op `scan` yet (cumsum.hpp:41)");
+}
+
+TEST(Unsupported, OpInsideALoopBodyNamesItsLine) {
+  const std::string text = R"(kernel @loop_sine(%0: ptr<f32>, %1: i32) {
+  %2 = constant {value = 0} : i32
+  %3 = constant {value = 1} : i32
+  %4 = constant {value = 0.0} : f32
+  %5 = for %2, %1, %3, %4 : f32 {
+  ^(%6: i32, %7: f32):
+    %8 = sin %7 : f32 loc("k.hpp":12)
     yield %8
   }
   store %0, %5 {cache = none, evict = none}
 }
 )";
-  EXPECT_EQ(lowering_error(text), "the GPU code generator does not support op `reduce` yet (softmax.hpp:41)");
+  EXPECT_EQ(lowering_error(text), "the GPU code generator does not support op `sin` yet (k.hpp:12)");
 }
 
 TEST(Unsupported, MathWithoutLoweringNamesTheValueWhenNoLine) {

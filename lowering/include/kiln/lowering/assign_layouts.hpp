@@ -23,25 +23,30 @@ class LayoutMap {
   std::unordered_map<const ir::Value*, LinearLayout> layouts_;
 };
 
-/// Chooses a blocked layout for every tile value of `fn`'s body (1-D and 2-D
-/// tiles; values inside regions are not assigned) for `num_warps` warps of 32
-/// lanes. The rule:
+/// Chooses a blocked layout for every tile value of `fn` (1-D and 2-D tiles,
+/// in the body and in nested regions, block arguments included) for
+/// `num_warps` warps of 32 lanes. The rule:
 ///  - Values an element-wise op combines (operands and results of one shape,
 ///    including a load's or store's pointers, mask and data) form one class
-///    and share one layout, so element-wise code never moves data.
+///    and share one layout, so element-wise code never moves data. A value a
+///    `for` or `while` carries (init, region arguments, yield operand,
+///    result) and an `if` result with its yields are one class too, so loops
+///    and branches move no data either.
 ///  - Every 2-D class uses one blocked layout for the whole kernel, order
 ///    [1, 0]: size per thread [1, v], lanes and warps filling the last
 ///    dimension of the largest 2-D tile first. Broadcasts between 2-D shapes
 ///    then stay inside each thread.
 ///  - A 1-D class that feeds `expand_dims` at axis a takes the slice of the
-///    2-D layout of that result at a; other 1-D classes are blocked with
-///    size per thread [v] over all lanes and warps.
+///    2-D layout of that result at a; the results of a `reduce` of a 2-D tile
+///    along a take the slice of the input's layout at a. Other 1-D classes
+///    are blocked with size per thread [v] over all lanes and warps.
 ///  - v is the widest access_vector_width of the class's loads and stores
 ///    whose fastest dimension is the last (all 2-D accesses together), so
 ///    contiguous aligned f32 gets 4 per thread: 16-byte accesses; it is
 ///    capped at the tile's elements per thread (numel / (32 * num_warps)), so
 ///    a small tile is spread over all threads rather than replicated.
-/// A 1-D class that two `expand_dims` need in different layouts would need a
+/// A 1-D class that two ops need in different layouts (two expand_dims at
+/// different axes, a reduce and an expand_dims that disagree) would need a
 /// conversion through shared memory, which does not exist yet: LoweringError
 /// naming both ops. Ranks above 2: LoweringError naming the defining op.
 LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int num_warps);

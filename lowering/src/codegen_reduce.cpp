@@ -1,0 +1,273 @@
+// LLVM code generation for `reduce` along one axis, in three steps read off
+// the input's linear layout: combine the registers a thread holds of each
+// output element; combine across the lanes whose bases step along the axis
+// with butterfly shuffles (every lane ends with the result); combine across
+// the warps whose bases step along the axis through shared memory. The
+// result is in the slice of the input's layout (assign_layouts gave it that
+// layout); a 1-D input leaves a scalar every thread holds. The combine region
+// is emitted inline for each pairing, so any region the element-wise code
+// generator lowers works; it is assumed associative and commutative, as the
+// shuffle tree reorders it (Triton assumes the same).
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <map>
+
+#include "codegen.hpp"
+
+namespace kiln::lowering {
+
+namespace {
+
+using ir::OpCode;
+using Registers = std::vector<llvm::Value*>;
+
+constexpr int kLanesPerWarp = 32;
+
+std::vector<std::int32_t> register_coordinates(const LinearLayout& layout, std::int32_t reg) {
+  std::vector<std::int32_t> coords;
+  for (const auto& [name, value] : layout.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})) coords.push_back(value);
+  return coords;
+}
+
+std::vector<std::int32_t> without_axis(std::vector<std::int32_t> coords, int axis) {
+  coords.erase(coords.begin() + axis);
+  return coords;
+}
+
+/// The bits of hardware index `in` (lane or warp) whose basis steps along
+/// `axis`: the partners a reduction combines. A basis that steps along the
+/// axis and another dimension at once would mix output elements.
+std::vector<int> bits_along_axis(const LinearLayout& layout, const char* in, int axis, const ir::Operation& op) {
+  std::vector<int> bits;
+  for (int bit = 0; bit < layout.in_dim_size_log2(in); ++bit) {
+    const LinearLayout::Basis& basis = layout.basis(in, bit);
+    if (basis[axis] == 0) continue;
+    for (std::size_t d = 0; d < basis.size(); ++d)
+      if (static_cast<int>(d) != axis && basis[d] != 0)
+        throw LoweringError(unsupported_op_message(op, std::string("over a layout whose ") + in + " bit " +
+                                                           std::to_string(bit) + " steps along two dimensions"));
+    bits.push_back(bit);
+  }
+  return bits;
+}
+
+class ReduceLowering {
+ public:
+  ReduceLowering(KernelCodegen& cg, const ir::Operation& op)
+      : cg_(cg), b_(cg.builder), op_(op), axis_(static_cast<int>(op.int_attribute("axis"))) {}
+
+  void lower() {
+    const ir::Value& first = *op_.operands[0];
+    const LinearLayout& input = cg_.layouts.at(first);
+    const int rank = static_cast<int>(first.type.shape.size());
+    if (axis_ < 0 || axis_ >= rank)
+      throw LoweringError("reduce: axis " + std::to_string(axis_) + " is outside " + ir::to_string(first.type) + " (" +
+                          op_place(op_) + ")");
+    std::vector<const Registers*> operands;
+    for (const ir::Value* operand : op_.operands) {
+      cg_.element_type(operand->type, op_);
+      operands.push_back(&cg_.values_of(*operand, input.in_dim_size("register"), op_));
+    }
+    const LinearLayout* output = rank > 1 ? &cg_.layouts.at(*op_.result()) : nullptr;
+    if (output) check_thread_parts(input, *output);
+
+    // Per output register, its partial results (one per operand).
+    std::vector<Registers> partials = combine_within_thread(input, output, operands);
+    for (int bit : bits_along_axis(input, "lane", axis_, op_))
+      for (Registers& partial : partials) {
+        Registers partner;
+        for (llvm::Value* value : partial) partner.push_back(shuffle_xor(value, 1 << bit));
+        partial = combine(partial, partner);
+      }
+    const std::vector<int> warp_bits = bits_along_axis(input, "warp", axis_, op_);
+    if (!warp_bits.empty()) partials = combine_across_warps(output, warp_bits, partials);
+
+    for (std::size_t i = 0; i < op_.results.size(); ++i) {
+      Registers values;
+      for (const Registers& partial : partials) values.push_back(partial[i]);
+      cg_.define(*op_.results[i], std::move(values));
+    }
+  }
+
+ private:
+  /// The lanes and warps hold the output elements the result layout says
+  /// (a layout assignment bug otherwise, reported naming the op).
+  void check_thread_parts(const LinearLayout& input, const LinearLayout& output) const {
+    for (const char* in : {"lane", "warp"})
+      for (int bit = 0; bit < input.in_dim_size_log2(in); ++bit) {
+        LinearLayout::Basis held = input.basis(in, bit);
+        if (held[axis_] != 0) continue;
+        if (without_axis(held, axis_) != output.basis(in, bit))
+          throw LoweringError("reduce: the result's layout is not the slice of the input's along axis " +
+                              std::to_string(axis_) + " (" + in + " bit " + std::to_string(bit) + ", " + op_place(op_) +
+                              ")");
+      }
+  }
+
+  /// Combines, for each output register, the thread's registers holding
+  /// distinct elements of its row along the axis, in increasing index.
+  std::vector<Registers> combine_within_thread(const LinearLayout& input, const LinearLayout* output,
+                                               const std::vector<const Registers*>& operands) {
+    std::map<std::vector<std::int32_t>, int> output_register;
+    const int output_count = output ? output->in_dim_size("register") : 1;
+    for (int r = 0; r < output_count; ++r)
+      output_register.emplace(output ? register_coordinates(*output, r) : std::vector<std::int32_t>{}, r);
+    // Per output register: axis coordinate -> input register (replicas dropped).
+    std::vector<std::map<std::int32_t, int>> rows(output_count);
+    for (int r = 0; r < input.in_dim_size("register"); ++r) {
+      const std::vector<std::int32_t> coords = register_coordinates(input, r);
+      auto it = output_register.find(without_axis(coords, axis_));
+      if (it == output_register.end())
+        throw LoweringError("reduce: input register " + std::to_string(r) + " has no place in the result's layout (" +
+                            op_place(op_) + ")");
+      rows[it->second].emplace(coords[axis_], r);
+    }
+    std::vector<Registers> partials;
+    for (const auto& row : rows) {
+      Registers accumulated;
+      for (const auto& [coordinate, reg] : row) {
+        Registers element;
+        for (const Registers* operand : operands) element.push_back((*operand)[reg]);
+        accumulated = accumulated.empty() ? element : combine(accumulated, element);
+      }
+      partials.push_back(std::move(accumulated));
+    }
+    return partials;
+  }
+
+  /// Every warp stores its partials to shared memory at (output element,
+  /// warp's index along the axis); after a barrier each thread combines the
+  /// partials of its output elements in warp order. A barrier before the
+  /// stores keeps a slower thread's reads of the previous use (the previous
+  /// iteration of a loop) intact.
+  std::vector<Registers> combine_across_warps(const LinearLayout* output, const std::vector<int>& warp_bits,
+                                              const std::vector<Registers>& partials) {
+    const std::int64_t warps_along_axis = std::int64_t{1} << warp_bits.size();
+    std::int64_t output_elements = 1;
+    for (std::size_t d = 0; output && d < output->out_dims().size(); ++d)
+      output_elements *= output->out_dim_size(output->out_dims()[d].name);
+
+    llvm::Value* warp_slot = b_.getInt32(0);
+    for (std::size_t k = 0; k < warp_bits.size(); ++k) {
+      llvm::Value* bit = b_.CreateAnd(b_.CreateLShr(cg_.warp, warp_bits[k]), 1);
+      warp_slot = b_.CreateOr(warp_slot, b_.CreateShl(bit, static_cast<std::uint64_t>(k)));
+    }
+    // Row-major index of each output register's element.
+    std::vector<llvm::Value*> element_index;
+    for (std::size_t r = 0; r < partials.size(); ++r) {
+      llvm::Value* index = b_.getInt32(0);
+      for (std::size_t d = 0; output && d < output->out_dims().size(); ++d) {
+        llvm::Value* coordinate = b_.CreateXor(thread_coordinate(cg_, *output, static_cast<int>(d)),
+                                               register_coordinate(*output, static_cast<int>(r), static_cast<int>(d)));
+        index = b_.CreateAdd(b_.CreateMul(index, b_.getInt32(output->out_dim_size(output->out_dims()[d].name))),
+                             coordinate);
+      }
+      element_index.push_back(b_.CreateMul(index, b_.getInt32(static_cast<std::uint32_t>(warps_along_axis))));
+    }
+
+    std::vector<llvm::GlobalVariable*> buffers;
+    for (const ir::Value* result : op_.results) {
+      llvm::Type* memory = cg_.memory_type(result->type.element(), op_);
+      auto* array = llvm::ArrayType::get(memory, static_cast<std::uint64_t>(output_elements * warps_along_axis));
+      auto* buffer = new llvm::GlobalVariable(cg_.module, array, false, llvm::GlobalValue::InternalLinkage,
+                                              llvm::UndefValue::get(array), "reduce_smem", nullptr,
+                                              llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+      buffer->setAlignment(llvm::Align(16));
+      buffers.push_back(buffer);
+    }
+    auto slot = [&](std::size_t i, llvm::Value* index) {
+      return b_.CreateGEP(buffers[i]->getValueType(), buffers[i], {b_.getInt32(0), index});
+    };
+    auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
+
+    barrier();
+    for (std::size_t r = 0; r < partials.size(); ++r)
+      for (std::size_t i = 0; i < buffers.size(); ++i)
+        b_.CreateStore(to_memory(partials[r][i], i), slot(i, b_.CreateAdd(element_index[r], warp_slot)));
+    barrier();
+    std::vector<Registers> combined;
+    for (std::size_t r = 0; r < partials.size(); ++r) {
+      Registers accumulated;
+      for (std::int64_t w = 0; w < warps_along_axis; ++w) {
+        Registers element;
+        for (std::size_t i = 0; i < buffers.size(); ++i) {
+          llvm::Type* memory = llvm::cast<llvm::ArrayType>(buffers[i]->getValueType())->getElementType();
+          llvm::Value* address = slot(i, b_.CreateAdd(element_index[r], b_.getInt32(static_cast<std::uint32_t>(w))));
+          element.push_back(from_memory(b_.CreateLoad(memory, address), i));
+        }
+        accumulated = accumulated.empty() ? element : combine(accumulated, element);
+      }
+      combined.push_back(std::move(accumulated));
+    }
+    return combined;
+  }
+
+  bool is_bool(std::size_t i) const {
+    const ir::Type& type = op_.results[i]->type;
+    return !type.is_pointer && type.dtype == ir::DType::i1;
+  }
+  llvm::Value* to_memory(llvm::Value* value, std::size_t i) {
+    return is_bool(i) ? b_.CreateZExt(value, b_.getInt8Ty()) : value;
+  }
+  llvm::Value* from_memory(llvm::Value* value, std::size_t i) {
+    return is_bool(i) ? b_.CreateICmpNE(value, b_.getInt8(0)) : value;
+  }
+
+  /// The combine region applied to `left` and `right` (one value per operand).
+  Registers combine(const Registers& left, const Registers& right) {
+    std::vector<Registers> arguments;
+    for (llvm::Value* value : left) arguments.push_back({value});
+    for (llvm::Value* value : right) arguments.push_back({value});
+    const std::vector<Registers> yielded = emit_region(cg_, *op_.regions[0], arguments);
+    if (yielded.size() != left.size())
+      throw LoweringError("reduce: the combine region yields " + std::to_string(yielded.size()) + " values, expected " +
+                          std::to_string(left.size()) + " (" + op_place(op_) + ")");
+    Registers result;
+    for (const Registers& value : yielded) result.push_back(value.at(0));
+    return result;
+  }
+
+  /// `value` from the lane whose index differs from this one's in `lane_mask`
+  /// (shfl.sync.bfly over the full warp); values narrower than 32 bits travel
+  /// widened, 64-bit ones in two halves.
+  llvm::Value* shuffle_xor(llvm::Value* value, int lane_mask) {
+    llvm::Type* type = value->getType();
+    auto shuffle32 = [&](llvm::Value* word) {
+      const bool is_float = word->getType()->isFloatTy();
+      return b_.CreateIntrinsic(
+          word->getType(),
+          is_float ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32 : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32,
+          {b_.getInt32(0xffffffffu), word, b_.getInt32(static_cast<std::uint32_t>(lane_mask)),
+           b_.getInt32(kLanesPerWarp - 1)});
+    };
+    if (type->isFloatTy() || type->isIntegerTy(32)) return shuffle32(value);
+    const llvm::TypeSize bits = cg_.module.getDataLayout().getTypeSizeInBits(type);
+    llvm::Type* same_width = b_.getIntNTy(type->isIntegerTy(1) ? 1 : static_cast<unsigned>(bits.getFixedValue()));
+    llvm::Value* as_integer =
+        type->isPointerTy() ? b_.CreatePtrToInt(value, same_width) : b_.CreateBitCast(value, same_width);
+    llvm::Value* shuffled;
+    if (same_width->getIntegerBitWidth() <= 32) {
+      shuffled = b_.CreateTrunc(shuffle32(b_.CreateZExt(as_integer, b_.getInt32Ty())), same_width);
+    } else {
+      llvm::Value* low = shuffle32(b_.CreateTrunc(as_integer, b_.getInt32Ty()));
+      llvm::Value* high = shuffle32(b_.CreateTrunc(b_.CreateLShr(as_integer, 32), b_.getInt32Ty()));
+      shuffled = b_.CreateOr(b_.CreateZExt(low, same_width), b_.CreateShl(b_.CreateZExt(high, same_width), 32));
+    }
+    return type->isPointerTy() ? b_.CreateIntToPtr(shuffled, type) : b_.CreateBitCast(shuffled, type);
+  }
+
+  KernelCodegen& cg_;
+  llvm::IRBuilder<>& b_;
+  const ir::Operation& op_;
+  const int axis_;
+};
+
+}  // namespace
+
+bool emit_reduce_op(KernelCodegen& cg, const ir::Operation& op) {
+  if (op.code != OpCode::reduce) return false;
+  ReduceLowering(cg, op).lower();
+  return true;
+}
+
+}  // namespace kiln::lowering
