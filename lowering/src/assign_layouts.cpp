@@ -120,6 +120,16 @@ const LinearLayout& LayoutMap::at(const ir::Value& value) const {
                       ir::to_string(value.type) + ")");
 }
 
+void LayoutMap::add_conversion(const ir::Operation& user, LayoutConversion conversion) {
+  const ir::Value* value = conversion.value;
+  conversions_.insert_or_assign({&user, value}, std::move(conversion));
+}
+
+const LayoutConversion* LayoutMap::conversion(const ir::Operation& user, const ir::Value& value) const {
+  auto it = conversions_.find({&user, &value});
+  return it == conversions_.end() ? nullptr : &it->second;
+}
+
 LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int num_warps) {
   if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)) != 0)
     throw LoweringError("num_warps is " + std::to_string(num_warps) + ", expected a power of two from 1 to 32");
@@ -193,25 +203,30 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
   }
   auto layout_2d = [&](const ir::Shape& shape) { return blocked_layout(shape, spt_2d, tpw_2d, wpc_2d, {1, 0}); };
 
-  // expand_dims needs its operand in the slice of its result's layout; a
-  // reduce of a 2-D tile leaves its results in the slice of its input's.
+  // A reduce of a 2-D tile leaves its results in the slice of its input's
+  // layout; expand_dims needs its operand in the slice of its result's. A
+  // reduce's layout is where its results are produced, so it decides the
+  // class's layout before any expand_dims does.
   std::map<const Value*, SliceDemand> demands;
-  auto demand = [&](const Value* value, const Operation& op, LinearLayout layout) {
-    auto [it, inserted] = demands.try_emplace(classes.find(value), SliceDemand{&op, layout});
-    if (!inserted && it->second.layout != layout)
-      throw LoweringError("%" + std::to_string(value->id) + " (" + ir::to_string(value->type) +
-                          ") is needed in two register layouts, by " + describe_demand(*it->second.op) + " and " +
-                          describe_demand(op) + "; layout conversions are not supported yet");
-  };
   for (const Operation* op : all_ops) {
-    if (op->code == OpCode::expand_dims && op->operands[0]->type.is_tile()) {
-      const int axis = static_cast<int>(op->int_attribute("axis"));
-      demand(op->operands[0], *op, slice_layout(layout_2d(op->result()->type.shape), axis));
-    } else if (op->code == OpCode::reduce && op->operands[0]->type.shape.size() == 2) {
-      const int axis = static_cast<int>(op->int_attribute("axis"));
-      for (const Value* result : op->results)
-        demand(result, *op, slice_layout(layout_2d(op->operands[0]->type.shape), axis));
+    if (op->code != OpCode::reduce || op->operands[0]->type.shape.size() != 2) continue;
+    const int axis = static_cast<int>(op->int_attribute("axis"));
+    for (const Value* result : op->results) {
+      const LinearLayout layout = slice_layout(layout_2d(op->operands[0]->type.shape), axis);
+      auto [it, inserted] = demands.try_emplace(classes.find(result), SliceDemand{op, layout});
+      if (!inserted && it->second.layout != layout)
+        throw LoweringError("%" + std::to_string(result->id) + " (" + ir::to_string(result->type) +
+                            ") is needed in two register layouts, by " + describe_demand(*it->second.op) + " and " +
+                            describe_demand(*op) + "; converting the result of a reduce is not supported yet");
     }
+  }
+  std::vector<std::pair<const Operation*, LinearLayout>> expand_demands;
+  for (const Operation* op : all_ops) {
+    if (op->code != OpCode::expand_dims || !op->operands[0]->type.is_tile()) continue;
+    const int axis = static_cast<int>(op->int_attribute("axis"));
+    LinearLayout layout = slice_layout(layout_2d(op->result()->type.shape), axis);
+    demands.try_emplace(classes.find(op->operands[0]), SliceDemand{op, layout});
+    expand_demands.emplace_back(op, std::move(layout));
   }
 
   LayoutMap layouts;
@@ -227,6 +242,11 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
       const std::int64_t per_thread = width == class_width.end() ? 1 : width->second;
       layouts.set(*v, blocked_layout(shape, {per_thread}, {kLanesPerWarp}, {num_warps}, {0}));
     }
+  }
+  for (const auto& [op, needed] : expand_demands) {
+    const Value* operand = op->operands[0];
+    const LinearLayout& lives_in = layouts.at(*operand);
+    if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{operand, lives_in, needed});
   }
   return layouts;
 }
@@ -258,7 +278,7 @@ std::vector<int> thread_local_register_map(const LinearLayout& result, const ir:
       const auto held = coordinates(source, 0, is_lane ? index : 0, is_lane ? 0 : index);
       if (wanted != held)
         throw LoweringError(what + ": its operand lives in other threads (" + in + " bit " + std::to_string(bit) +
-                            "); layout conversions are not supported yet");
+                            "); layout assignment recorded no conversion for it");
     }
   }
   std::map<std::vector<std::int32_t>, int> register_of;
@@ -268,7 +288,8 @@ std::vector<int> thread_local_register_map(const LinearLayout& result, const ir:
     auto it = register_of.find(project(coordinates(result, r, 0, 0)));
     if (it == register_of.end())
       throw LoweringError(what + ": register " + std::to_string(r) +
-                          " needs an element its thread does not hold; layout conversions are not supported yet");
+                          " needs an element its thread does not hold; layout assignment recorded no conversion "
+                          "for it");
     map.push_back(it->second);
   }
   return map;

@@ -89,6 +89,22 @@ llvm::Value* thread_coordinate(KernelCodegen& cg, const LinearLayout& layout, in
 /// The compile-time part of coordinate `dim` of register `reg` of `layout`.
 std::int32_t register_coordinate(const LinearLayout& layout, int reg, int dim);
 
+/// How shfl.sync picks the lane a value comes from.
+enum class WarpShuffle {
+  xor_lane,  ///< bfly: the lane whose index differs from this one's in the operand
+  from_lane  ///< idx: the lane the operand names
+};
+/// `value` (any register type) from another lane of the full warp:
+/// narrower than 32 bits travels widened, 64 bits in two halves.
+llvm::Value* shuffle_in_warp(KernelCodegen& cg, llvm::Value* value, WarpShuffle mode, llvm::Value* lane_operand);
+
+/// The registers of `conversion.value` in `conversion.to`, for `user`: a
+/// choice among the thread's own registers when it already holds its
+/// elements, one shfl.sync.idx per register when they are in its warp, else
+/// a trip through a shared-memory buffer of the whole tile between two barriers.
+std::vector<llvm::Value*> emit_layout_conversion(KernelCodegen& cg, const LayoutConversion& conversion,
+                                                 const ir::Operation& user);
+
 /// Each returns false when `op` is not one of its family and leaves no code.
 /// constant, program_id, num_programs, arange, splat, broadcast, expand_dims.
 bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op);

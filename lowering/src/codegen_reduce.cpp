@@ -21,8 +21,6 @@ namespace {
 using ir::OpCode;
 using Registers = std::vector<llvm::Value*>;
 
-constexpr int kLanesPerWarp = 32;
-
 std::vector<std::int32_t> register_coordinates(const LinearLayout& layout, std::int32_t reg) {
   std::vector<std::int32_t> coords;
   for (const auto& [name, value] : layout.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})) coords.push_back(value);
@@ -227,33 +225,9 @@ class ReduceLowering {
     return result;
   }
 
-  /// `value` from the lane whose index differs from this one's in `lane_mask`
-  /// (shfl.sync.bfly over the full warp); values narrower than 32 bits travel
-  /// widened, 64-bit ones in two halves.
+  /// `value` from the lane whose index differs from this one's in `lane_mask`.
   llvm::Value* shuffle_xor(llvm::Value* value, int lane_mask) {
-    llvm::Type* type = value->getType();
-    auto shuffle32 = [&](llvm::Value* word) {
-      const bool is_float = word->getType()->isFloatTy();
-      return b_.CreateIntrinsic(
-          word->getType(),
-          is_float ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32 : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32,
-          {b_.getInt32(0xffffffffu), word, b_.getInt32(static_cast<std::uint32_t>(lane_mask)),
-           b_.getInt32(kLanesPerWarp - 1)});
-    };
-    if (type->isFloatTy() || type->isIntegerTy(32)) return shuffle32(value);
-    const llvm::TypeSize bits = cg_.module.getDataLayout().getTypeSizeInBits(type);
-    llvm::Type* same_width = b_.getIntNTy(type->isIntegerTy(1) ? 1 : static_cast<unsigned>(bits.getFixedValue()));
-    llvm::Value* as_integer =
-        type->isPointerTy() ? b_.CreatePtrToInt(value, same_width) : b_.CreateBitCast(value, same_width);
-    llvm::Value* shuffled;
-    if (same_width->getIntegerBitWidth() <= 32) {
-      shuffled = b_.CreateTrunc(shuffle32(b_.CreateZExt(as_integer, b_.getInt32Ty())), same_width);
-    } else {
-      llvm::Value* low = shuffle32(b_.CreateTrunc(as_integer, b_.getInt32Ty()));
-      llvm::Value* high = shuffle32(b_.CreateTrunc(b_.CreateLShr(as_integer, 32), b_.getInt32Ty()));
-      shuffled = b_.CreateOr(b_.CreateZExt(low, same_width), b_.CreateShl(b_.CreateZExt(high, same_width), 32));
-    }
-    return type->isPointerTy() ? b_.CreateIntToPtr(shuffled, type) : b_.CreateBitCast(shuffled, type);
+    return shuffle_in_warp(cg_, value, WarpShuffle::xor_lane, b_.getInt32(static_cast<std::uint32_t>(lane_mask)));
   }
 
   KernelCodegen& cg_;

@@ -101,15 +101,18 @@ bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
     case OpCode::broadcast:
     case OpCode::expand_dims: {
       const ir::Value& source = *op.operands[0];
-      const std::vector<llvm::Value*>& values = cg.values_of(source);
       if (source.type.is_scalar()) {
-        cg.define(result, std::vector<llvm::Value*>(cg.register_count(result), values[0]));
+        cg.define(result, std::vector<llvm::Value*>(cg.register_count(result), cg.values_of(source)[0]));
         return true;
       }
+      // A use that needs its operand in another layout reads a converted copy.
+      const LayoutConversion* conversion = cg.layouts.conversion(op, source);
+      const std::vector<llvm::Value*> values =
+          conversion ? emit_layout_conversion(cg, *conversion, op) : cg.values_of(source);
+      const LinearLayout& source_layout = conversion ? conversion->to : cg.layouts.at(source);
       const int inserted_axis = op.code == OpCode::expand_dims ? static_cast<int>(op.int_attribute("axis")) : -1;
-      const std::vector<int> map =
-          thread_local_register_map(cg.layouts.at(result), result.type.shape, cg.layouts.at(source), source.type.shape,
-                                    inserted_axis, describe(op));
+      const std::vector<int> map = thread_local_register_map(cg.layouts.at(result), result.type.shape, source_layout,
+                                                             source.type.shape, inserted_axis, describe(op));
       std::vector<llvm::Value*> mapped;
       for (int source_register : map) mapped.push_back(values[source_register]);
       cg.define(result, std::move(mapped));

@@ -1,9 +1,12 @@
 // Classifies a layout conversion as a register permutation, warp shuffles or
-// a trip through shared memory from from⁻¹ ∘ to, for any pair of layouts.
+// a trip through shared memory from from⁻¹ ∘ to, for any pair of layouts,
+// and plans the first two: which register (and lane) each thread reads.
 #include "kiln/lowering/layout_conversion.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -65,6 +68,121 @@ std::string_view to_string(ConversionKind kind) {
     case ConversionKind::shared_memory: return "shared_memory";
   }
   return "?";
+}
+
+namespace {
+
+/// Holder locations of `from` packed as register bits, then lane bits, then warp bits.
+struct PackedHolders {
+  int register_bits = 0;
+  int lane_bits = 0;
+  std::uint64_t register_mask = 0;
+  std::uint64_t lane_mask = 0;
+  std::uint64_t warp_mask = 0;
+  /// Per input of `to` ("register", "lane", "warp"), per bit: the chosen holder.
+  std::map<std::string, std::vector<std::uint64_t>> holders;
+
+  std::int32_t register_of(std::uint64_t location) const { return static_cast<std::int32_t>(location & register_mask); }
+  std::int32_t lane_of(std::uint64_t location) const {
+    return static_cast<std::int32_t>((location & lane_mask) >> register_bits);
+  }
+};
+
+/// For each basis vector e of `to`'s inputs, a holder of the element `to`
+/// has at e: from⁻¹ ∘ to, changed by replicas of `from` (its kernel) so that
+/// the bits `constrained(in)` of the holder equal those of `wanted(in, bit)`.
+/// None when no replica fixes them. By linearity the holder of any x is the
+/// XOR of the chosen holders of x's set bits.
+template <typename Constrained, typename Wanted>
+std::optional<PackedHolders> choose_holders(const LinearLayout& from, const LinearLayout& to,
+                                            Constrained constrained, Wanted wanted) {
+  const std::vector<std::string> ins = {"register", "lane", "warp"};
+  PackedHolders packed;
+  packed.register_bits = from.in_dim_size_log2("register");
+  packed.lane_bits = from.in_dim_size_log2("lane");
+  packed.register_mask = (std::uint64_t{1} << packed.register_bits) - 1;
+  packed.lane_mask = ((std::uint64_t{1} << packed.lane_bits) - 1) << packed.register_bits;
+  packed.warp_mask = ~(packed.register_mask | packed.lane_mask);
+  auto pack = [&](const LinearLayout::Coordinates& location) { return pack_kept(location, from, ins); };
+  std::vector<std::uint64_t> replicas;
+  for (const auto& k : from.kernel_basis()) replicas.push_back(pack(k));
+  const LinearLayout holder = to.invert_and_compose(from);
+  for (const std::string& in : ins) {
+    std::vector<std::uint64_t>& chosen_bits = packed.holders[in];
+    for (int bit = 0; bit < to.in_dim_size_log2(in); ++bit) {
+      LinearLayout::Coordinates x;
+      for (const std::string& name : ins) x.emplace_back(name, name == in ? 1 << bit : 0);
+      const std::uint64_t held = pack(holder.apply(x));
+      const std::uint64_t mask = constrained(packed, in);
+      gf2::Basis span;
+      for (std::uint64_t r : replicas) span.add(r & mask);
+      const auto [rest, combination] = span.reduce((held ^ wanted(packed, in, bit)) & mask);
+      if (rest != 0) return std::nullopt;
+      std::uint64_t chosen = held;
+      for (std::size_t j = 0; j < replicas.size(); ++j)
+        if (combination >> j & 1) chosen ^= replicas[j];
+      chosen_bits.push_back(chosen);
+    }
+  }
+  return packed;
+}
+
+/// The packed location of lane or warp bit `bit` of the reading thread.
+std::uint64_t own_thread_bit(const PackedHolders& packed, const std::string& in, int bit) {
+  if (in == "lane") return std::uint64_t{1} << (packed.register_bits + bit);
+  if (in == "warp") return std::uint64_t{1} << (packed.register_bits + packed.lane_bits + bit);
+  return 0;
+}
+
+/// The holder of register r: the XOR of the register bits' holders.
+std::uint64_t register_holder(const PackedHolders& packed, int r) {
+  std::uint64_t location = 0;
+  const std::vector<std::uint64_t>& bits = packed.holders.at("register");
+  for (std::size_t bit = 0; bit < bits.size(); ++bit)
+    if (r >> bit & 1) location ^= bits[bit];
+  return location;
+}
+
+}  // namespace
+
+std::optional<RegisterPlan> plan_register_permute(const LinearLayout& from, const LinearLayout& to) {
+  const ConversionKind kind = classify_conversion(from, to);
+  if (kind != ConversionKind::none && kind != ConversionKind::register_permute) return std::nullopt;
+  // The holder must be the reading thread itself: its lane and warp bits are the reader's.
+  const auto packed = choose_holders(
+      from, to, [](const PackedHolders& p, const std::string&) { return p.lane_mask | p.warp_mask; },
+      [](const PackedHolders& p, const std::string& in, int bit) { return own_thread_bit(p, in, bit); });
+  if (!packed) return std::nullopt;
+  RegisterPlan plan;
+  for (int r = 0; r < to.in_dim_size("register"); ++r)
+    plan.source_register.push_back(packed->register_of(register_holder(*packed, r)));
+  for (std::uint64_t location : packed->holders.at("lane")) plan.lane_bases.push_back(packed->register_of(location));
+  for (std::uint64_t location : packed->holders.at("warp")) plan.warp_bases.push_back(packed->register_of(location));
+  return plan;
+}
+
+std::optional<ShufflePlan> plan_warp_shuffle(const LinearLayout& from, const LinearLayout& to) {
+  if (classify_conversion(from, to) == ConversionKind::shared_memory) return std::nullopt;
+  // The holder must be in the reader's warp, and a lane or warp bit must not
+  // move the register (every lane offers the same one to a shuffle).
+  const auto packed = choose_holders(
+      from, to,
+      [](const PackedHolders& p, const std::string& in) {
+        return in == "register" ? p.warp_mask : p.warp_mask | p.register_mask;
+      },
+      [](const PackedHolders& p, const std::string& in, int bit) {
+        return in == "warp" ? own_thread_bit(p, in, bit) : 0;
+      });
+  if (!packed) return std::nullopt;
+  ShufflePlan plan;
+  for (int r = 0; r < to.in_dim_size("register"); ++r) {
+    const std::uint64_t location = register_holder(*packed, r);
+    plan.source_register.push_back(packed->register_of(location));
+    plan.register_lane.push_back(packed->lane_of(location));
+  }
+  for (std::uint64_t location : packed->holders.at("lane")) plan.lane_bases.push_back(packed->lane_of(location));
+  for (std::uint64_t location : packed->holders.at("warp")) plan.warp_bases.push_back(packed->lane_of(location));
+  return plan;
 }
 
 ConversionKind classify_conversion(const LinearLayout& from, const LinearLayout& to) {

@@ -101,23 +101,5 @@ TEST(Unsupported, WarpCount) {
             "num_warps is 3, expected a power of two from 1 to 32");
 }
 
-TEST(Unsupported, OneTileInTwoSliceLayouts) {
-  const std::string text = R"(kernel @outer(%0: ptr<i32>) {
-  %1 = arange {start = 0} : tile<16xi32>
-  %2 = expand_dims %1 {axis = 0} : tile<1x16xi32> loc("k.hpp":4)
-  %3 = expand_dims %1 {axis = 1} : tile<16x1xi32> loc("k.hpp":5)
-  %4 = broadcast %2 : tile<16x16xi32>
-  %5 = broadcast %3 : tile<16x16xi32>
-  %6 = add %4, %5 : tile<16x16xi32>
-  %7 = splat %0 : tile<16x16xptr<i32>>
-  %8 = addptr %7, %6 : tile<16x16xptr<i32>>
-  store %8, %6 {cache = none, evict = none}
-}
-)";
-  EXPECT_EQ(lowering_error(text),
-            "%1 (tile<16xi32>) is needed in two register layouts, by expand_dims {axis = 0} (k.hpp:4) and "
-            "expand_dims {axis = 1} (k.hpp:5); layout conversions are not supported yet");
-}
-
 }  // namespace
 }  // namespace kiln::codegen_test

@@ -2,7 +2,9 @@
 // and warp) of every tile value of a kernel, chosen for coalesced accesses.
 #pragma once
 
+#include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "kiln/ir/ir.hpp"
 #include "kiln/lowering/axis_analysis.hpp"
@@ -10,7 +12,15 @@
 
 namespace kiln::lowering {
 
-/// The layout of each tile value of one kernel.
+/// A use that reads `value` in `to` while the value lives in `from` (the
+/// layout of its class): the using op reads a converted copy.
+struct LayoutConversion {
+  const ir::Value* value = nullptr;
+  LinearLayout from;
+  LinearLayout to;
+};
+
+/// The layout of each tile value of one kernel, and the conversions its uses need.
 class LayoutMap {
  public:
   /// Throws LoweringError naming the value (%N) when it has no layout.
@@ -18,9 +28,15 @@ class LayoutMap {
   const LinearLayout* find(const ir::Value& value) const;
   void set(const ir::Value& value, LinearLayout layout) { layouts_[&value] = std::move(layout); }
   std::size_t size() const { return layouts_.size(); }
+  /// Records that `user` reads `conversion.value` converted to `conversion.to`.
+  void add_conversion(const ir::Operation& user, LayoutConversion conversion);
+  /// The conversion `user` needs to read `value`, or null when it reads the value as it lives.
+  const LayoutConversion* conversion(const ir::Operation& user, const ir::Value& value) const;
+  std::size_t conversion_count() const { return conversions_.size(); }
 
  private:
   std::unordered_map<const ir::Value*, LinearLayout> layouts_;
+  std::map<std::pair<const ir::Operation*, const ir::Value*>, LayoutConversion> conversions_;
 };
 
 /// Chooses a blocked layout for every tile value of `fn` (1-D and 2-D tiles,
@@ -46,9 +62,13 @@ class LayoutMap {
 ///    capped at the tile's elements per thread (numel / (32 * num_warps)), so
 ///    a small tile is spread over all threads rather than replicated.
 /// A 1-D class that two ops need in different layouts (two expand_dims at
-/// different axes, a reduce and an expand_dims that disagree) would need a
-/// conversion through shared memory, which does not exist yet: LoweringError
-/// naming both ops. Ranks above 2: LoweringError naming the defining op.
+/// different axes, a reduce and an expand_dims that disagree) keeps the
+/// layout of its class: the one its reduce leaves, else the one its first
+/// expand_dims (in program order) needs. Each use that needs another layout
+/// reads a converted copy, recorded with add_conversion. Two reduces leaving
+/// one class in different layouts would need their results converted, which
+/// is not supported yet: LoweringError naming both. Ranks above 2:
+/// LoweringError naming the defining op.
 LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int num_warps);
 
 /// For each register of a thread in `result` (a layout of `result_shape`),

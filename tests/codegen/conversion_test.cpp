@@ -1,0 +1,348 @@
+// Layout conversions through the GPU code generator: a 1-D tile used both
+// as a row and as a column (expand_dims at axes 0 and 1, attention's causal
+// mask) lives in one layout and the other use reads a converted copy, moved
+// with warp shuffles when every element is in the reader's warp and through
+// shared memory otherwise; shuffle plans read the right element in every
+// thread; the conversion works inside a loop; what is still not convertible
+// is a clear error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "codegen/codegen_support.hpp"
+#include "kiln/lowering/assign_layouts.hpp"
+#include "kiln/lowering/blocked_layout.hpp"
+#include "kiln/lowering/layout_conversion.hpp"
+
+namespace kiln::codegen_test {
+namespace {
+
+/// out[i][j] = i + j over a 64x64 tile: %1 is needed as a row and as a column.
+const char* kRowPlusColumn = R"(kernel @row_plus_column(%0: ptr<i32> {divisibility = 16}) {
+  %1 = arange {start = 0} : tile<64xi32>
+  %2 = expand_dims %1 {axis = 0} : tile<1x64xi32> loc("k.hpp":4)
+  %3 = expand_dims %1 {axis = 1} : tile<64x1xi32> loc("k.hpp":5)
+  %4 = broadcast %2 : tile<64x64xi32>
+  %5 = broadcast %3 : tile<64x64xi32>
+  %6 = add %4, %5 : tile<64x64xi32>
+  %7 = constant {value = 64} : tile<64x1xi32>
+  %8 = mul %3, %7 : tile<64x1xi32>
+  %9 = broadcast %8 : tile<64x64xi32>
+  %10 = add %9, %4 : tile<64x64xi32>
+  %11 = splat %0 : tile<64x64xptr<i32>>
+  %12 = addptr %11, %10 : tile<64x64xptr<i32>>
+  store %12, %6 {cache = none, evict = none}
+}
+)";
+
+/// out[i][j] = sum over blocks b of (b*32 + i) * (b*32 + j): a tile computed in
+/// the loop body is needed as a row and as a column in every iteration.
+const char* kOuterProductsInALoop =
+    R"(kernel @outer_products(%0: ptr<f32> {divisibility = 16}, %1: i32) {
+  %2 = constant {value = 0} : i32
+  %3 = constant {value = 32} : i32
+  %4 = arange {start = 0} : tile<32xi32>
+  %5 = constant {value = 0.0} : tile<32x32xf32>
+  %6 = for %2, %1, %3, %5 : tile<32x32xf32> {
+  ^(%7: i32, %8: tile<32x32xf32>):
+    %9 = splat %7 : tile<32xi32>
+    %10 = add %9, %4 : tile<32xi32>
+    %11 = cast %10 : tile<32xf32>
+    %12 = expand_dims %11 {axis = 0} : tile<1x32xf32>
+    %13 = expand_dims %11 {axis = 1} : tile<32x1xf32>
+    %14 = broadcast %12 : tile<32x32xf32>
+    %15 = broadcast %13 : tile<32x32xf32>
+    %16 = mul %14, %15 : tile<32x32xf32>
+    %17 = add %8, %16 : tile<32x32xf32>
+    yield %17
+  }
+  %18 = expand_dims %4 {axis = 1} : tile<32x1xi32>
+  %19 = constant {value = 32} : tile<32x1xi32>
+  %20 = mul %18, %19 : tile<32x1xi32>
+  %21 = broadcast %20 : tile<32x32xi32>
+  %22 = expand_dims %4 {axis = 0} : tile<1x32xi32>
+  %23 = broadcast %22 : tile<32x32xi32>
+  %24 = add %21, %23 : tile<32x32xi32>
+  %25 = splat %0 : tile<32x32xptr<f32>>
+  %26 = addptr %25, %24 : tile<32x32xptr<f32>>
+  store %26, %6 {cache = none, evict = none}
+}
+)";
+
+/// out[i][j] = i + j over a 32x32 tile with unaligned pointers (one element
+/// per access): the row and the column layouts differ only inside warps.
+const char* kSmallRowPlusColumn = R"(kernel @small_row_plus_column(%0: ptr<i32>) {
+  %1 = arange {start = 0} : tile<32xi32>
+  %2 = expand_dims %1 {axis = 0} : tile<1x32xi32>
+  %3 = expand_dims %1 {axis = 1} : tile<32x1xi32>
+  %4 = broadcast %2 : tile<32x32xi32>
+  %5 = broadcast %3 : tile<32x32xi32>
+  %6 = add %4, %5 : tile<32x32xi32>
+  %7 = splat %0 : tile<32x32xptr<i32>>
+  %8 = addptr %7, %6 : tile<32x32xptr<i32>>
+  store %8, %6 {cache = none, evict = none}
+}
+)";
+
+/// The layouts of a `numel`-element arange used as a row and as a column of
+/// an r x c tile, as layout assignment chooses them for `num_warps` warps.
+std::optional<lowering::LayoutConversion> row_to_column(int numel, int r, int c, int num_warps) {
+  const std::string n = std::to_string(numel), shape = std::to_string(r) + "x" + std::to_string(c);
+  const std::string text = "kernel @k(%0: ptr<i32>) {\n  %1 = arange {start = 0} : tile<" + n +
+                           "xi32>\n  %2 = expand_dims %1 {axis = 0} : tile<1x" + n +
+                           "xi32>\n  %3 = expand_dims %1 {axis = 1} : tile<" + n +
+                           "x1xi32>\n  %4 = constant {value = 1} : tile<" + shape +
+                           "xi32>\n  %5 = splat %0 : tile<" + shape +
+                           "xptr<i32>>\n  store %5, %4 {cache = none, evict = none}\n}\n";
+  std::unique_ptr<ir::Function> fn = ir::parse_function(text);
+  const lowering::LayoutMap layouts = lowering::assign_layouts(*fn, lowering::analyze_axes(*fn), num_warps);
+  const lowering::LayoutConversion* conversion =
+      layouts.conversion(*fn->body.ops[2], *fn->body.ops[0]->result());
+  if (!conversion) return std::nullopt;
+  return *conversion;
+}
+
+TEST(Conversion, ShufflePlansReadTheRightElementInEveryThread) {
+  auto element = [](const lowering::LinearLayout& layout, int reg, int lane, int warp) {
+    return layout.apply({{"register", reg}, {"lane", lane}, {"warp", warp}});
+  };
+  int planned = 0;
+  for (int numel : {2, 8, 32, 128})
+    for (int r : {1, 4, 32, 128})
+      for (int c : {1, 8, 64, 256})
+        for (int num_warps : {1, 4, 8}) {
+          const auto conversion = row_to_column(numel, r, c, num_warps);
+          if (!conversion) continue;
+          const auto plan = lowering::plan_warp_shuffle(conversion->from, conversion->to);
+          if (!plan) continue;
+          ++planned;
+          const lowering::LinearLayout& to = conversion->to;
+          ASSERT_EQ(plan->source_register.size(), static_cast<std::size_t>(to.in_dim_size("register")));
+          for (int warp = 0; warp < to.in_dim_size("warp"); ++warp)
+            for (int lane = 0; lane < to.in_dim_size("lane"); ++lane)
+              for (int reg = 0; reg < to.in_dim_size("register"); ++reg) {
+                std::int32_t source_lane = plan->register_lane[reg];
+                for (std::size_t bit = 0; bit < plan->lane_bases.size(); ++bit)
+                  if (lane >> bit & 1) source_lane ^= plan->lane_bases[bit];
+                for (std::size_t bit = 0; bit < plan->warp_bases.size(); ++bit)
+                  if (warp >> bit & 1) source_lane ^= plan->warp_bases[bit];
+                ASSERT_EQ(element(conversion->from, plan->source_register[reg], source_lane, warp),
+                          element(to, reg, lane, warp))
+                    << numel << " elements, " << r << "x" << c << ", " << num_warps << " warps, register " << reg
+                    << " of lane " << lane << " in warp " << warp;
+              }
+        }
+  EXPECT_GE(planned, 20);
+}
+
+TEST(Conversion, RegisterPlansReadTheRightElementInEveryThread) {
+  auto element = [](const lowering::LinearLayout& layout, int reg, int lane, int warp) {
+    return layout.apply({{"register", reg}, {"lane", lane}, {"warp", warp}});
+  };
+  int planned = 0;
+  for (int numel : {2, 4, 8})
+    for (int r : {1, 4, 8, 32})
+      for (int c : {1, 2, 8})
+        for (int num_warps : {1, 4}) {
+          const auto conversion = row_to_column(numel, r, c, num_warps);
+          if (!conversion) continue;
+          const auto plan = lowering::plan_register_permute(conversion->from, conversion->to);
+          if (!plan) continue;
+          ++planned;
+          const lowering::LinearLayout& to = conversion->to;
+          for (int warp = 0; warp < to.in_dim_size("warp"); ++warp)
+            for (int lane = 0; lane < to.in_dim_size("lane"); ++lane)
+              for (int reg = 0; reg < to.in_dim_size("register"); ++reg) {
+                int source = plan->source_register[reg];
+                for (std::size_t bit = 0; bit < plan->lane_bases.size(); ++bit)
+                  if (lane >> bit & 1) source ^= plan->lane_bases[bit];
+                for (std::size_t bit = 0; bit < plan->warp_bases.size(); ++bit)
+                  if (warp >> bit & 1) source ^= plan->warp_bases[bit];
+                ASSERT_EQ(element(conversion->from, source, lane, warp), element(to, reg, lane, warp))
+                    << numel << " elements, " << r << "x" << c << ", " << num_warps << " warps, register " << reg
+                    << " of lane " << lane << " in warp " << warp;
+              }
+        }
+  EXPECT_GE(planned, 4);
+}
+
+TEST(Conversion, WithinThreadsPicksAmongTheThreadsRegisters) {
+  // Two elements as a row live in every thread's two registers; as a column
+  // (the 4x1 tile spreads rows over lanes) lane bit 0 picks one of them.
+  const std::string text = R"(kernel @pick(%0: ptr<i32>) {
+  %1 = arange {start = 0} : tile<2xi32>
+  %2 = expand_dims %1 {axis = 0} : tile<1x2xi32>
+  %3 = expand_dims %1 {axis = 1} : tile<2x1xi32>
+  %4 = constant {value = 1} : tile<4x1xi32>
+  %5 = splat %0 : tile<4x1xptr<i32>>
+  store %5, %4 {cache = none, evict = none}
+  %6 = splat %0 : tile<1x2xptr<i32>>
+  store %6, %2 {cache = none, evict = none}
+  %7 = splat %0 : tile<2x1xptr<i32>>
+  store %7, %3 {cache = none, evict = none}
+}
+)";
+  std::unique_ptr<ir::Function> fn = ir::parse_function(text);
+  const lowering::LayoutMap layouts = lowering::assign_layouts(*fn, lowering::analyze_axes(*fn), 4);
+  const lowering::LayoutConversion* conversion = layouts.conversion(*fn->body.ops[2], *fn->body.ops[0]->result());
+  ASSERT_NE(conversion, nullptr);
+  EXPECT_EQ(lowering::classify_conversion(conversion->from, conversion->to),
+            lowering::ConversionKind::register_permute);
+  const auto plan = lowering::plan_register_permute(conversion->from, conversion->to);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->lane_bases.at(0), 1);
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel = compile_text(text, arch);
+    EXPECT_EQ(count(kernel.ptx, "shfl.sync"), 0) << kernel.ptx;
+    EXPECT_EQ(count(kernel.ptx, ".shared"), 0) << kernel.ptx;
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "pick");
+  }
+}
+
+TEST(Conversion, NoShufflePlanAcrossWarps) {
+  const auto conversion = row_to_column(64, 64, 64, 4);
+  ASSERT_TRUE(conversion.has_value());
+  EXPECT_EQ(lowering::classify_conversion(conversion->from, conversion->to),
+            lowering::ConversionKind::shared_memory);
+  EXPECT_FALSE(lowering::plan_warp_shuffle(conversion->from, conversion->to).has_value());
+}
+
+TEST(Conversion, WithinWarpsUsesShuffles) {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel = compile_text(kSmallRowPlusColumn, arch);
+    EXPECT_GE(count(kernel.ptx, "shfl.sync.idx.b32"), 1) << kernel.ptx;
+    EXPECT_EQ(count(kernel.ptx, "bar.sync"), 0) << kernel.ptx;
+    EXPECT_EQ(count(kernel.ptx, ".shared"), 0) << kernel.ptx;
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "small_row_plus_column");
+  }
+}
+
+std::string lowering_error(const std::string& text) {
+  try {
+    compile_text(text);
+  } catch (const lowering::LoweringError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Conversion, RowAndColumnUseRecordOneConversion) {
+  std::unique_ptr<ir::Function> fn = ir::parse_function(kRowPlusColumn);
+  const lowering::AxisInfoMap axes = lowering::analyze_axes(*fn);
+  const lowering::LayoutMap layouts = lowering::assign_layouts(*fn, axes, 4);
+  ASSERT_EQ(layouts.conversion_count(), 1u);
+  const ir::Operation& row = *fn->body.ops[1];
+  const ir::Operation& column = *fn->body.ops[2];
+  const ir::Value& arange = *fn->body.ops[0]->result();
+  // The first expand_dims decides the layout; the second reads a copy.
+  EXPECT_EQ(layouts.conversion(row, arange), nullptr);
+  const lowering::LayoutConversion* conversion = layouts.conversion(column, arange);
+  ASSERT_NE(conversion, nullptr);
+  EXPECT_EQ(conversion->value, &arange);
+  EXPECT_EQ(conversion->from, layouts.at(arange));
+  EXPECT_EQ(conversion->from, lowering::slice_layout(layouts.at(*row.result()), 0));
+  EXPECT_EQ(conversion->to, lowering::slice_layout(layouts.at(*column.result()), 1));
+  EXPECT_NE(conversion->from, conversion->to);
+}
+
+TEST(Conversion, RowAndColumnGoThroughSharedMemory) {
+  const lowering::GpuKernel kernel = compile_text(kRowPlusColumn);
+  EXPECT_TRUE(contains(kernel.ptx, ".shared .align 16 .b8 convert_smem[256]"));
+  EXPECT_GE(count(kernel.ptx, "st.shared"), 1);
+  EXPECT_GE(count(kernel.ptx, "ld.shared"), 1);
+  EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
+}
+
+TEST(Conversion, RowAndColumnPassPtxasSm80) {
+  KILN_EXPECT_PTXAS_ACCEPTS(compile_text(kRowPlusColumn, "sm_80"), "sm_80", "row_plus_column");
+}
+
+TEST(Conversion, RowAndColumnPassPtxasSm90a) {
+  KILN_EXPECT_PTXAS_ACCEPTS(compile_text(kRowPlusColumn, "sm_90a"), "sm_90a", "row_plus_column");
+}
+
+TEST(Conversion, SharedMemoryCarriesMasksAsBytesAndHalvesAsHalves) {
+  // A causal-style mask and an f16 tile, each needed as a row and a column.
+  const std::string text = R"(kernel @masks(%0: ptr<i1> {divisibility = 16}, %1: ptr<f16> {divisibility = 16}) {
+  %2 = arange {start = 0} : tile<64xi32>
+  %3 = constant {value = 32} : tile<64xi32>
+  %4 = cmp %2, %3 {pred = lt} : tile<64xi1>
+  %5 = expand_dims %4 {axis = 0} : tile<1x64xi1>
+  %6 = expand_dims %4 {axis = 1} : tile<64x1xi1>
+  %7 = broadcast %5 : tile<64x64xi1>
+  %8 = broadcast %6 : tile<64x64xi1>
+  %9 = and %7, %8 : tile<64x64xi1>
+  %10 = cast %2 : tile<64xf16>
+  %11 = expand_dims %10 {axis = 0} : tile<1x64xf16>
+  %12 = expand_dims %10 {axis = 1} : tile<64x1xf16>
+  %13 = broadcast %11 : tile<64x64xf16>
+  %14 = broadcast %12 : tile<64x64xf16>
+  %15 = add %13, %14 : tile<64x64xf16>
+  %16 = expand_dims %2 {axis = 1} : tile<64x1xi32>
+  %17 = constant {value = 64} : tile<64x1xi32>
+  %18 = mul %16, %17 : tile<64x1xi32>
+  %19 = broadcast %18 : tile<64x64xi32>
+  %20 = expand_dims %2 {axis = 0} : tile<1x64xi32>
+  %21 = broadcast %20 : tile<64x64xi32>
+  %22 = add %19, %21 : tile<64x64xi32>
+  %23 = splat %0 : tile<64x64xptr<i1>>
+  %24 = addptr %23, %22 : tile<64x64xptr<i1>>
+  store %24, %9 {cache = none, evict = none}
+  %25 = splat %1 : tile<64x64xptr<f16>>
+  %26 = addptr %25, %22 : tile<64x64xptr<f16>>
+  store %26, %15 {cache = none, evict = none}
+}
+)";
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel = compile_text(text, arch);
+    EXPECT_TRUE(contains(kernel.ptx, ".shared .align 16 .b8 convert_smem[64]")) << "the mask, a byte per element";
+    EXPECT_TRUE(contains(kernel.ptx, "[128]")) << "the f16 tile, two bytes per element";
+    EXPECT_GE(count(kernel.ptx, "ld.shared.u8"), 1) << kernel.ptx;
+    EXPECT_GE(count(kernel.ptx, "ld.shared.b16"), 1) << kernel.ptx;
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "masks");
+  }
+}
+
+TEST(Conversion, InsideALoopBody) {
+  const lowering::GpuKernel kernel = compile_text(kOuterProductsInALoop);
+  // One conversion of the f32 row in the body, one of the i32 arange after
+  // the loop: a buffer and two barriers each.
+  EXPECT_EQ(count(kernel.ptx, ".shared .align 16 .b8 convert_smem"), 2) << kernel.ptx;
+  EXPECT_GE(count(kernel.ptx, "st.shared.v4.f32"), 1) << kernel.ptx;
+  EXPECT_GE(count(kernel.ptx, "ld.shared.f32"), 1) << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, "bar.sync"), 4) << kernel.ptx;
+  KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", "outer_products");
+}
+
+TEST(Conversion, InsideALoopBodyPassesPtxasSm80) {
+  KILN_EXPECT_PTXAS_ACCEPTS(compile_text(kOuterProductsInALoop, "sm_80"), "sm_80", "outer_products");
+}
+
+TEST(Conversion, TwoReducesLeavingOneTileInTwoLayoutsAreAnError) {
+  const std::string text = R"(kernel @two_reduces(%0: ptr<f32>) {
+  %1 = constant {value = 1.0} : tile<64x64xf32>
+  %2 = reduce %1 {axis = 1} : tile<64xf32> loc("k.hpp":3) {
+  ^(%3: f32, %4: f32):
+    %5 = add %3, %4 : f32
+    yield %5
+  }
+  %6 = reduce %1 {axis = 0} : tile<64xf32> loc("k.hpp":4) {
+  ^(%7: f32, %8: f32):
+    %9 = add %7, %8 : f32
+    yield %9
+  }
+  %10 = add %2, %6 : tile<64xf32>
+  %11 = splat %0 : tile<64xptr<f32>>
+  store %11, %10 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(lowering_error(text),
+            "%6 (tile<64xf32>) is needed in two register layouts, by reduce {axis = 1} (k.hpp:3) and "
+            "reduce {axis = 0} (k.hpp:4); converting the result of a reduce is not supported yet");
+}
+
+}  // namespace
+}  // namespace kiln::codegen_test
