@@ -36,4 +36,17 @@ double relative_error(const std::vector<T>& got, const std::vector<U>& want) {
   return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
 }
 
+/// ||bounds|| / ||want||: the largest normwise relative error that per-element
+/// error bounds allow (|got_i - want_i| <= bounds_i for every i implies
+/// ||got - want|| <= ||bounds||); ||bounds|| when want is all zeros, matching
+/// relative_error.
+inline double normwise_tolerance(const std::vector<double>& want, const std::vector<double>& bounds) {
+  double bound = 0, norm = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    bound += bounds[i] * bounds[i];
+    norm += want[i] * want[i];
+  }
+  return norm == 0 ? std::sqrt(bound) : std::sqrt(bound / norm);
+}
+
 }  // namespace kiln::kernels

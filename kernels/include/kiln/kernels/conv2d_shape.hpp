@@ -183,12 +183,7 @@ inline std::vector<double> conv2d_error_bound(const Conv2dReference& reference, 
 /// The normwise form of conv2d_error_bound, for relative_error:
 /// ||bound|| / ||y||, the largest ||got - y|| / ||y|| the per-element bounds allow.
 inline double conv2d_relative_tolerance(const Conv2dReference& reference, const std::vector<double>& bound) {
-  double b = 0, y = 0;
-  for (std::size_t i = 0; i < bound.size(); ++i) {
-    b += bound[i] * bound[i];
-    y += reference.y[i] * reference.y[i];
-  }
-  return y == 0 ? std::sqrt(b) : std::sqrt(b / y);
+  return normwise_tolerance(reference.y, bound);
 }
 
 }  // namespace kiln::kernels

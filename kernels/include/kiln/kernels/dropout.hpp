@@ -118,15 +118,7 @@ ReferenceWithBounds dropout_reference(const std::vector<C>& x, float p, std::uin
   return ref;
 }
 
-/// ||bounds||_2 / ||values||_2: the normwise relative error the bounds allow
-/// (|got - want| <= bound elementwise implies ||got - want|| <= ||bounds||).
-inline double normwise_tolerance(const ReferenceWithBounds& ref) {
-  double bound = 0, norm = 0;
-  for (std::size_t i = 0; i < ref.values.size(); ++i) {
-    bound += ref.bounds[i] * ref.bounds[i];
-    norm += ref.values[i] * ref.values[i];
-  }
-  return norm == 0 ? std::sqrt(bound) : std::sqrt(bound / norm);
-}
+/// The normwise relative error the reference's per-element bounds allow.
+inline double normwise_tolerance(const ReferenceWithBounds& ref) { return normwise_tolerance(ref.values, ref.bounds); }
 
 }  // namespace kiln::kernels

@@ -74,12 +74,7 @@ struct NormCheck {
 /// want is all zeros, as relative_error does).
 template <class T>
 NormCheck norm_check(const std::vector<T>& got, const std::vector<double>& want, const std::vector<double>& bounds) {
-  double bound_norm = 0, want_norm = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    bound_norm += bounds[i] * bounds[i];
-    want_norm += want[i] * want[i];
-  }
-  return {relative_error(got, want), want_norm == 0 ? std::sqrt(bound_norm) : std::sqrt(bound_norm / want_norm)};
+  return {relative_error(got, want), normwise_tolerance(want, bounds)};
 }
 
 /// The check to report for several outputs: the one with the largest error
