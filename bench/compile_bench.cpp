@@ -27,7 +27,6 @@
 
 #include "kiln/dsl/trace.hpp"
 #include "kiln/ir/passes.hpp"
-#include "kiln/ir/verifier.hpp"
 #include "kiln/kernels/layer_norm.hpp"
 #include "kiln/kernels/softmax.hpp"
 #include "kiln/kernels/vector_add.hpp"
@@ -44,17 +43,9 @@ using Clock = std::chrono::steady_clock;
 // every call (kl::compile traces a kernel once per process).
 template <auto Fn, class... Params>
 std::unique_ptr<kl::ir::Function> trace_with(std::tuple<Params...>*, const std::string& name) {
-  kl::detail::TraceContext ctx(name);
-  std::vector<kl::ir::Value*> args;
-  for (const kl::ir::Type& type : {kl::ir_type<Params>()...}) {
-    args.push_back(ctx.function().add_argument(ctx.function().body, type));
-    ctx.function().argument_names.push_back("arg" + std::to_string(args.size() - 1));
-  }
-  [&]<std::size_t... I>(std::index_sequence<I...>) { Fn(Params(args[I])...); }(std::index_sequence_for<Params...>{});
-  ctx.check_deferred();
-  auto traced = ctx.take_function();
-  kl::ir::verify(*traced);
-  return traced;
+  return kl::detail::trace_function(name, {kl::ir_type<Params>()...}, [](const std::vector<kl::ir::Value*>& args) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) { Fn(Params(args[I])...); }(std::index_sequence_for<Params...>{});
+  });
 }
 
 template <auto Fn>

@@ -4,13 +4,13 @@ include(CMakePackageConfigHelpers)
 
 set(KILN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 
-foreach(component ir dsl runtime stdlib kernels)
+foreach(component ir dsl lowering runtime stdlib kernels)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${component}/include/
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def")
 endforeach()
 
-install(TARGETS kiln_ir kiln_runtime kiln_dsl kiln_stdlib kiln
+install(TARGETS kiln_ir kiln_lowering kiln_runtime kiln_dsl kiln_stdlib kiln
         EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -27,9 +27,8 @@ std::string ir_name(std::string_view display) {
 }
 }  // namespace
 
-std::shared_ptr<const runtime::Program> build_program(std::string_view display_name, const std::vector<ir::Type>& params,
-                                                      const std::function<void(const std::vector<ir::Value*>&)>& body,
-                                                      const CompileOptions& options) {
+std::unique_ptr<ir::Function> trace_function(std::string_view display_name, const std::vector<ir::Type>& params,
+                                             const std::function<void(const std::vector<ir::Value*>&)>& body) {
   TraceContext ctx(ir_name(display_name));
   std::vector<ir::Value*> args;
   for (const ir::Type& t : params) {
@@ -44,8 +43,17 @@ std::shared_ptr<const runtime::Program> build_program(std::string_view display_n
   } catch (const ir::IRError& e) {
     throw TraceError("kernel " + traced->name + ": traced IR is invalid: " + e.what());
   }
+  return traced;
+}
+
+std::shared_ptr<const runtime::Program> build_program(std::string_view display_name, const std::vector<ir::Type>& params,
+                                                      const std::function<void(const std::vector<ir::Value*>&)>& body,
+                                                      const CompileOptions& options) {
+  auto traced = trace_function(display_name, params, body);
   runtime::ProgramOptions program;
   program.specialize = options.specialize;
+  program.num_warps = options.num_warps;
+  program.num_stages = options.num_stages;
   if (options.optimize) {
     ir::PipelineOptions& pipeline = program.passes.emplace();
     pipeline.dump_after = options.dump_after;

@@ -5,7 +5,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string_view>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -13,7 +15,9 @@
 #include "kiln/ir/printer.hpp"
 #include "kiln/kernels/registry.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
+#include "kiln/runtime/cuda/ptxas.hpp"
 #include "kiln/runtime/device.hpp"
 
 namespace kiln::tool {
@@ -99,7 +103,10 @@ int run_kernel(const RunArgs& args) {
     if (report.seconds)
       fmt::print("  bench: {} per launch, {} ({:.3g} MB moved)\n", human_seconds(*report.seconds),
                  human_bytes_per_second(report.bytes / *report.seconds), report.bytes / 1e6);
-    if (args.stats)
+    if (args.stats && device.kind() == Device::Kind::cuda)
+      fmt::print("  stats: not counted on {} (a GPU does not count the bytes its loads and stores move)\n",
+                 device.name());
+    else if (args.stats)
       fmt::print("  stats: {} read, {} written, {} in all\n", human_megabytes(report.stats.bytes_read),
                  human_megabytes(report.stats.bytes_written), human_megabytes(traffic(report)));
     if (!report.error && !report.seconds && !args.stats)
@@ -158,19 +165,26 @@ int bench_suite(const BenchArgs& args) {
       const kernels::KernelInfo& unfused = kernels::find_kernel(kernel.unfused);
       const kernels::RunReport unfused_report = timed(unfused, options);
       const double speedup = *unfused_report.seconds / *report.seconds;
-      const double traffic_ratio = static_cast<double>(traffic(unfused_report)) / static_cast<double>(traffic(report));
-      comparison = fmt::format("speed-up {:.2f}x, {:.2f}x less traffic than {} ({}, {})", speedup, traffic_ratio,
-                               unfused.name, human_seconds(*unfused_report.seconds),
-                               human_megabytes(traffic(unfused_report)));
       j["unfused"] = report_json(unfused, options, unfused_report);
       j["speedup"] = speedup;
-      j["traffic_ratio"] = traffic_ratio;
+      if (traffic(report) > 0) {
+        const double traffic_ratio =
+            static_cast<double>(traffic(unfused_report)) / static_cast<double>(traffic(report));
+        comparison = fmt::format("speed-up {:.2f}x, {:.2f}x less traffic than {} ({}, {})", speedup, traffic_ratio,
+                                 unfused.name, human_seconds(*unfused_report.seconds),
+                                 human_megabytes(traffic(unfused_report)));
+        j["traffic_ratio"] = traffic_ratio;
+      } else {  // a GPU does not count traffic
+        comparison = fmt::format("speed-up {:.2f}x over {} ({})", speedup, unfused.name,
+                                 human_seconds(*unfused_report.seconds));
+        j["traffic_ratio"] = nullptr;
+      }
     }
     if (args.json)
       std::cout << j.dump() << "\n";
     else
       fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", kernel.name, options.dtype, human_seconds(*report.seconds),
-                 human_megabytes(traffic(report)), comparison);
+                 traffic(report) > 0 ? human_megabytes(traffic(report)) : "-", comparison);
   }
   if (ran == 0)
     throw std::invalid_argument("suite '" + args.suite + "' has no kernel" +
@@ -185,8 +199,15 @@ int show_info() {
   for (const std::string& d : Device::available()) devices += (devices.empty() ? "" : ", ") + d;
   fmt::print("devices: {} (default: {})\n", devices, Device::default_device().name());
   fmt::print("cpu: {} hardware threads\n", std::thread::hardware_concurrency());
-  // The cuda device runs kernels once the GPU code generator lands; until
-  // then `info` reports what the driver probe finds.
+  try {
+    const std::optional<std::filesystem::path> ptxas = cuda::find_ptxas();
+    fmt::print("ptxas: {}\n", ptxas ? ptxas->string() + " (cuda loads cubins built for the exact GPU)"
+                                     : std::string("none (the CUDA driver compiles the PTX)"));
+  } catch (const std::runtime_error& error) {
+    fmt::print("ptxas: {}\n", error.what());
+  }
+  const std::filesystem::path cache = runtime::CompileCache::default_directory();
+  fmt::print("compile cache: {}\n", cache.empty() ? std::string("memory only") : cache.string());
   const cuda::ProbeResult cuda = cuda::probe();
   std::string_view message = cuda.message;
   if (message.starts_with("cuda: ")) message.remove_prefix(6);

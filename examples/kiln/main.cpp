@@ -25,6 +25,9 @@ std::map<std::string, std::string> parse_kernel_flags(const std::vector<std::str
   return flags;
 }
 
+constexpr const char* device_help =
+    "cpu, cpu:N, emu, emu:N, cuda or cuda:N (default: $KILN_DEVICE, else cuda when a GPU is present, else cpu)";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,7 +41,7 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand("run", "run a kernel on random inputs: kiln run softmax --rows 1000 --cols 1111 --check");
   run_cmd->add_option("kernel", run.kernel, "kernel name (see kiln list)")->required();
   run_cmd->add_option("--dtype", run.dtype, "element dtype (default: the kernel's first)");
-  run_cmd->add_option("--device", run.device, "cpu or cpu:N (default: $KILN_DEVICE or the best present)");
+  run_cmd->add_option("--device", run.device, device_help);
   run_cmd->add_option("--seed", run.seed, "seed of the random inputs");
   run_cmd->add_flag("--check", run.check, "compare with the C++ reference; exit 1 above the tolerance");
   run_cmd->add_flag("--bench", run.bench, "time the launch and print throughput");
@@ -61,7 +64,7 @@ int main(int argc, char** argv) {
   CLI::App* bench_cmd = app.add_subcommand("bench", "time a suite of kernels: kiln bench --suite fusion");
   bench_cmd->add_option("--suite", bench.suite, "fusion (each fused kernel against its unfused sequence) or all")
       ->check(CLI::IsMember({"fusion", "all"}));
-  bench_cmd->add_option("--device", bench.device, "cpu or cpu:N (default: $KILN_DEVICE or the best present)");
+  bench_cmd->add_option("--device", bench.device, device_help);
   bench_cmd->add_option("--dtype", bench.dtype, "element dtype (default: each kernel's first)");
   bench_cmd->add_flag("--json", bench.json, "print one JSON object per kernel");
 

@@ -14,9 +14,12 @@
 namespace kiln::kernels {
 
 namespace {
-// 64 query rows by 32 keys, the tiles the kernel tests cover: the f32
-// accumulator of a program is then 64 x head_dim and the score tile 64 x 32.
-constexpr int block_m = 64, block_n = 32;
+/// The sample configuration's query rows per program for dtype C and head_dim.
+template <class C>
+int block_m_of(int head_dim) {
+  using T = kl::Scalar<C>;
+  return head_dim == 64 ? attention_block_m<T, 64> : attention_block_m<T, 128>;
+}
 
 /// fn(the compiled kernel for dtype C and the run's head_dim and causal choices).
 template <class C, class F>
@@ -24,11 +27,11 @@ decltype(auto) with_kernel(const RunOptions& options, F&& fn) {
   using T = kl::Scalar<C>;
   const bool causal = options.choices.at("causal") == "on";
   if (options.choices.at("head_dim") == "64") {
-    if (causal) return fn(kl::compile<attention<T, 64, block_m, block_n, true>>());
-    return fn(kl::compile<attention<T, 64, block_m, block_n, false>>());
+    if (causal) return fn(kl::compile<attention<T, 64, attention_block_m<T, 64>, attention_block_n, true>>());
+    return fn(kl::compile<attention<T, 64, attention_block_m<T, 64>, attention_block_n, false>>());
   }
-  if (causal) return fn(kl::compile<attention<T, 128, block_m, block_n, true>>());
-  return fn(kl::compile<attention<T, 128, block_m, block_n, false>>());
+  if (causal) return fn(kl::compile<attention<T, 128, attention_block_m<T, 128>, attention_block_n, true>>());
+  return fn(kl::compile<attention<T, 128, attention_block_m<T, 128>, attention_block_n, false>>());
 }
 
 template <class C>
@@ -53,7 +56,7 @@ RunReport run(const RunOptions& options) {
   const int d = shape.head_dim, seq = shape.seq;
   RunReport report;
   with_kernel<C>(options, [&](auto kernel) {
-    const kl::Grid grid(static_cast<int>(kl::cdiv(seq, block_m)), shape.batch * shape.heads);
+    const kl::Grid grid(static_cast<int>(kl::cdiv(seq, block_m_of<C>(d))), shape.batch * shape.heads);
     auto launch = [&] {
       return kernel.launch(grid, q, k, v, o, lse, seq, shape.heads, static_cast<float>(shape.sm_scale),
                            shape.heads * seq * d, seq * d, d);

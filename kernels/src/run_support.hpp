@@ -1,5 +1,5 @@
-// Shared pieces of running a sample kernel: random inputs, timing launches,
-// the device's parallelism, traffic sums.
+// Shared pieces of running a sample kernel: random inputs, timing launches
+// (with CUDA events on a GPU), the device's parallelism, traffic sums.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "kiln/ir/numeric.hpp"
 #include "kiln/kernels/accuracy.hpp"
 #include "kiln/kernels/registry.hpp"
+#include "kiln/runtime/cuda/launch_timer.hpp"
 
 namespace kiln::kernels {
 
@@ -27,25 +28,37 @@ std::vector<T> random_inputs(std::size_t n, std::uint64_t seed, double lo = -4.0
   return out;
 }
 
-/// Median seconds of one call of `launch`, over enough calls to fill ~0.3 s
-/// (at least 3, at most 100), after one warm-up call.
+/// Seconds one call of `launch` takes: the GPU time of its kernels, measured
+/// with CUDA events, when it launches on `cuda` (the host clock would also
+/// count launch calls and the waits after them); else the host clock's time.
+template <class F>
+double seconds_of(F& launch) {
+  using clock = std::chrono::steady_clock;
+  const cuda::LaunchTimer gpu;
+  const auto start = clock::now();
+  launch();
+  const double host_seconds = std::chrono::duration<double>(clock::now() - start).count();
+  return gpu.launches() > 0 ? gpu.seconds() : host_seconds;
+}
+
+/// Median seconds of one call of `launch` (seconds_of), over enough calls to
+/// fill ~0.3 s of host time (at least 3, at most 100), after one warm-up call
+/// that also compiles and loads the kernels.
 template <class F>
 double median_seconds(F&& launch) {
   using clock = std::chrono::steady_clock;
   launch();
   std::vector<double> times;
   auto start = clock::now();
-  while (times.size() < 3 || (times.size() < 100 && std::chrono::duration<double>(clock::now() - start).count() < 0.3)) {
-    auto t0 = clock::now();
-    launch();
-    times.push_back(std::chrono::duration<double>(clock::now() - t0).count());
-  }
+  while (times.size() < 3 || (times.size() < 100 && std::chrono::duration<double>(clock::now() - start).count() < 0.3))
+    times.push_back(seconds_of(launch));
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
 }
 
-/// How many programs the device runs at once: its threads for the cpu (the
-/// SM count for a GPU), the figure tile-size choices divide the work by.
+/// How many programs the device runs at once: its host threads for `cpu` and
+/// `emu`, the SM count for `cuda`; the figure tile-size choices divide the
+/// work by.
 int compute_units(const Device& device);
 
 /// The sum of the traffic of several launches (an unfused sequence).

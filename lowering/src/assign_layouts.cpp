@@ -1,15 +1,20 @@
 // Layout assignment: one class per group of values element-wise ops combine,
-// a blocked layout per class (sliced where a 1-D class feeds expand_dims).
+// a blocked layout per class (sliced where a class feeds expand_dims or join
+// or leaves a reduce).
 // The rule is documented on assign_layouts in assign_layouts.hpp.
 #include "kiln/lowering/assign_layouts.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "kiln/lowering/blocked_layout.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/lowering/dot_layout.hpp"
+#include "kiln/lowering/shape_layouts.hpp"
 
 namespace kiln::lowering {
 
@@ -57,18 +62,6 @@ class Classes {
  private:
   std::map<const Value*, const Value*> parent_;
 };
-
-/// The layout a 1-D class must take because an op needs it: the slice of the
-/// 2-D layout an expand_dims produces, or the one a reduce leaves.
-struct SliceDemand {
-  const Operation* op;
-  LinearLayout layout;
-};
-
-/// "expand_dims {axis = 1} (k.hpp:5)": a demanding op, for messages.
-std::string describe_demand(const Operation& op) {
-  return std::string(op.name()) + " {axis = " + std::to_string(op.int_attribute("axis")) + "} (" + op_place(op) + ")";
-}
 
 /// The values a region op passes between its operands, its regions' block
 /// arguments and yields, and its results: a loop-carried value is one value
@@ -140,21 +133,22 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
 
   Classes classes;
   std::vector<const Value*> tiles;
-  auto add_tile = [&](const Value* value, const Operation& place) {
+  auto add_tile = [&](const Value* value) {
     if (!value->type.is_tile()) return;
-    if (value->type.shape.size() > 2)
-      throw LoweringError("the GPU code generator supports 1-D and 2-D tiles only, %" + std::to_string(value->id) +
-                          " is " + ir::to_string(value->type) + " (" + op_place(place) + ")");
     tiles.push_back(value);
     classes.find(value);
   };
   for (const Operation* op : all_ops) {
-    for (const Value* result : op->results) add_tile(result, *op);
+    for (const Value* result : op->results) add_tile(result);
     for (const auto& region : op->regions)
-      for (const Value* argument : region->arguments) add_tile(argument, *op);
+      for (const Value* argument : region->arguments) add_tile(argument);
     for (const auto& group : region_carried_groups(*op))
       for (const Value* value : group)
         if (value->type.is_tile()) classes.unite(value, group.front());
+    // A scan's results, and a split's halves, are produced together in one layout.
+    if (op->code == OpCode::scan || op->code == OpCode::split)
+      for (const Value* result : op->results)
+        if (result->type.is_tile()) classes.unite(result, op->results.front());
     if (!combines_elementwise(op->code)) continue;
     const Value* first = nullptr;
     auto join = [&](const Value* v) {
@@ -168,9 +162,10 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
     for (const Value* operand : op->operands) join(operand);
   }
 
-  // Widest access per class, and the widest over all 2-D accesses (they share a layout).
+  // Widest access per class, and per rank above 1 the widest over all
+  // accesses of that rank (the tiles of one rank share a blocked layout).
   std::map<const Value*, std::int64_t> class_width;
-  std::int64_t width_2d = 1;
+  std::map<std::size_t, std::int64_t> rank_width;
   for (const Operation* op : all_ops) {
     if (op->code != OpCode::load && op->code != OpCode::store) continue;
     const Value* pointers = op->operands[0];
@@ -183,77 +178,153 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
     const std::int64_t width = std::min({access_vector_width(axes, *op), pointers->type.shape[last], share});
     std::int64_t& w = class_width[classes.find(pointers)];
     w = std::max(w, width);
-    if (last == 1) width_2d = std::max(width_2d, width);
-  }
-
-  // One 2-D blocked layout for the whole kernel, sized by its largest 2-D tile.
-  ir::Shape largest_2d;
-  for (const Value* v : tiles)
-    if (v->type.shape.size() == 2 &&
-        (largest_2d.empty() || v->type.numel() > ir::Type::tile(ir::DType::i32, largest_2d).numel()))
-      largest_2d = v->type.shape;
-  std::vector<std::int64_t> spt_2d, tpw_2d, wpc_2d;
-  if (!largest_2d.empty()) {
-    const auto columns = static_cast<std::int64_t>(std::bit_floor(static_cast<std::uint64_t>(largest_2d[1])));
-    const std::int64_t lanes_1 = std::clamp<std::int64_t>(columns / width_2d, 1, kLanesPerWarp);
-    const std::int64_t warps_1 = std::clamp<std::int64_t>(columns / (width_2d * lanes_1), 1, num_warps);
-    spt_2d = {1, width_2d};
-    tpw_2d = {kLanesPerWarp / lanes_1, lanes_1};
-    wpc_2d = {num_warps / warps_1, warps_1};
-  }
-  auto layout_2d = [&](const ir::Shape& shape) { return blocked_layout(shape, spt_2d, tpw_2d, wpc_2d, {1, 0}); };
-
-  // A reduce of a 2-D tile leaves its results in the slice of its input's
-  // layout; expand_dims needs its operand in the slice of its result's. A
-  // reduce's layout is where its results are produced, so it decides the
-  // class's layout before any expand_dims does.
-  std::map<const Value*, SliceDemand> demands;
-  for (const Operation* op : all_ops) {
-    if (op->code != OpCode::reduce || op->operands[0]->type.shape.size() != 2) continue;
-    const int axis = static_cast<int>(op->int_attribute("axis"));
-    for (const Value* result : op->results) {
-      const LinearLayout layout = slice_layout(layout_2d(op->operands[0]->type.shape), axis);
-      auto [it, inserted] = demands.try_emplace(classes.find(result), SliceDemand{op, layout});
-      if (!inserted && it->second.layout != layout)
-        throw LoweringError("%" + std::to_string(result->id) + " (" + ir::to_string(result->type) +
-                            ") is needed in two register layouts, by " + describe_demand(*it->second.op) + " and " +
-                            describe_demand(*op) + "; converting the result of a reduce is not supported yet");
+    if (last >= 1) {
+      std::int64_t& of_rank = rank_width.try_emplace(pointers->type.shape.size(), 1).first->second;
+      of_rank = std::max(of_rank, width);
     }
   }
-  std::vector<std::pair<const Operation*, LinearLayout>> expand_demands;
+
+  // A join's pairs are held by one thread (Triton's join layout): the new
+  // last dimension takes 2 registers, so that the slice the operands take
+  // is the kernel's layout one rank down when the other dimensions agree.
+  // (Ranks above 2 only: 2-D kernels keep their vector widths.)
+  for (const Operation* op : all_ops)
+    if (op->code == OpCode::join && op->result()->type.shape.size() >= 3) {
+      std::int64_t& of_rank = rank_width.try_emplace(op->result()->type.shape.size(), 1).first->second;
+      of_rank = std::max<std::int64_t>(of_rank, 2);
+    }
+
+  // One blocked layout per rank above 1 for the whole kernel, sized by its
+  // largest tile of that rank.
+  std::map<std::size_t, BlockedParameters> rank_parameters;
+  {
+    std::map<std::size_t, ir::Shape> largest;
+    for (const Value* v : tiles) {
+      const std::size_t rank = v->type.shape.size();
+      if (rank < 2) continue;
+      auto [it, inserted] = largest.try_emplace(rank, v->type.shape);
+      if (!inserted && v->type.numel() > ir::Type::tile(ir::DType::i32, it->second).numel()) it->second = v->type.shape;
+    }
+    for (const auto& [rank, shape] : largest) {
+      auto width = rank_width.find(rank);
+      rank_parameters.emplace(rank, kernel_blocked_parameters(shape, width == rank_width.end() ? 1 : width->second,
+                                                              num_warps));
+    }
+  }
+  auto rank_layout = [&](const ir::Shape& shape) {
+    const BlockedParameters& parameters = rank_parameters.at(shape.size());
+    return blocked_layout(shape, parameters.size_per_thread, parameters.threads_per_warp, parameters.warps_per_cta,
+                          parameters.order);
+  };
+
+  // A class of rank r may be demanded a slice of a layout of rank r + 1: a
+  // reduce leaves its results in the slice of its input's layout;
+  // expand_dims needs its operand, and join its operands, in the slice of
+  // the result's layout. A reduce's layout is where its results are
+  // produced, so it decides the class's layout before any expand_dims or
+  // join does; of two reduces leaving one class in different layouts the
+  // first decides, and the other converts its results (codegen_reduce.cpp).
+  // `demands` holds, per class, the first slice layout an op needs it in;
+  // ranks are settled from the highest down, as each slice is of a layout
+  // one rank up.
+  std::map<const Value*, LinearLayout> demands;
+  auto class_layout = [&](const Value* v) {
+    const ir::Shape& shape = v->type.shape;
+    const Value* root = classes.find(v);
+    if (auto demanded = demands.find(root); demanded != demands.end()) return demanded->second;
+    if (shape.size() >= 2) return rank_layout(shape);
+    auto width = class_width.find(root);
+    const std::int64_t per_thread = width == class_width.end() ? 1 : width->second;
+    return blocked_layout(shape, {per_thread}, {kLanesPerWarp}, {num_warps}, {0});
+  };
+  const int top_rank = rank_parameters.empty() ? 1 : static_cast<int>(rank_parameters.rbegin()->first);
+  auto is_rank = [](const Value* v, int rank) {
+    return v->type.is_tile() && static_cast<int>(v->type.shape.size()) == rank;
+  };
+  for (int rank = top_rank - 1; rank >= 1; --rank) {
+    for (const Operation* op : all_ops) {
+      if (op->code != OpCode::reduce || !is_rank(op->operands[0], rank + 1)) continue;
+      const int axis = static_cast<int>(op->int_attribute("axis"));
+      const LinearLayout layout = slice_layout(class_layout(op->operands[0]), axis);
+      for (const Value* result : op->results) demands.try_emplace(classes.find(result), layout);
+    }
+    for (const Operation* op : all_ops) {
+      // join's operands take the slice of its result's layout: each thread then holds its pairs.
+      if (op->code == OpCode::join && is_rank(op->operands[0], rank) && is_rank(op->result(), rank + 1))
+        for (const Value* operand : op->operands)
+          demands.try_emplace(classes.find(operand), slice_layout(class_layout(op->result()), rank));
+      if (op->code == OpCode::expand_dims && is_rank(op->operands[0], rank) && is_rank(op->result(), rank + 1))
+        demands.try_emplace(classes.find(op->operands[0]),
+                            slice_layout(class_layout(op->result()), static_cast<int>(op->int_attribute("axis"))));
+    }
+  }
+
+  // The result class of a reshape, trans, join or split that no other op
+  // binding layouts (broadcasts, reductions, dot, regions) touches takes the
+  // layout in which the first such op moves no data, derived from its operand's.
+  auto is_shape_op = [](OpCode code) {
+    return code == OpCode::reshape || code == OpCode::trans || code == OpCode::join || code == OpCode::split;
+  };
+  std::map<const Value*, int> bound_uses;
   for (const Operation* op : all_ops) {
-    if (op->code != OpCode::expand_dims || !op->operands[0]->type.is_tile()) continue;
-    const int axis = static_cast<int>(op->int_attribute("axis"));
-    LinearLayout layout = slice_layout(layout_2d(op->result()->type.shape), axis);
-    demands.try_emplace(classes.find(op->operands[0]), SliceDemand{op, layout});
-    expand_demands.emplace_back(op, std::move(layout));
+    if (combines_elementwise(op->code)) continue;
+    for (const Value* value : op->operands)
+      if (value->type.is_tile()) ++bound_uses[classes.find(value)];
+    for (const Value* value : op->results)
+      if (value->type.is_tile() && !is_shape_op(op->code)) ++bound_uses[classes.find(value)];
+    for (const auto& region : op->regions)
+      for (const Value* argument : region->arguments)
+        if (argument->type.is_tile()) ++bound_uses[classes.find(argument)];
+  }
+  std::map<const Value*, LinearLayout> derived;
+  for (const Operation* op : all_ops) {
+    if (!is_shape_op(op->code) || !op->operands[0]->type.is_tile() || !op->results[0]->type.is_tile()) continue;
+    const Value* operand = op->operands[0];
+    const Value* root = classes.find(op->results[0]);
+    if (root == classes.find(operand) || bound_uses[root] != 0 || derived.contains(root)) continue;
+    auto operand_derived = derived.find(classes.find(operand));
+    const LinearLayout operand_layout =
+        operand_derived != derived.end() ? operand_derived->second : class_layout(operand);
+    if (std::optional<LinearLayout> layout = moveless_result_layout(*op, operand_layout))
+      derived.insert_or_assign(root, std::move(*layout));
   }
 
   LayoutMap layouts;
   for (const Value* v : tiles) {
-    const ir::Shape& shape = v->type.shape;
-    const Value* root = classes.find(v);
-    if (shape.size() == 2) {
-      layouts.set(*v, layout_2d(shape));
-    } else if (auto demanded = demands.find(root); demanded != demands.end()) {
-      layouts.set(*v, demanded->second.layout);
-    } else {
-      auto width = class_width.find(root);
-      const std::int64_t per_thread = width == class_width.end() ? 1 : width->second;
-      layouts.set(*v, blocked_layout(shape, {per_thread}, {kLanesPerWarp}, {num_warps}, {0}));
-    }
+    auto it = derived.find(classes.find(v));
+    layouts.set(*v, it != derived.end() ? it->second : class_layout(v));
   }
-  for (const auto& [op, needed] : expand_demands) {
+  // expand_dims reads its operand in the slice of its result's layout.
+  for (const Operation* op : all_ops) {
+    if (op->code != OpCode::expand_dims || !op->operands[0]->type.is_tile()) continue;
     const Value* operand = op->operands[0];
     const LinearLayout& lives_in = layouts.at(*operand);
-    if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{operand, lives_in, needed});
+    LinearLayout needed = slice_layout(layouts.at(*op->result()), static_cast<int>(op->int_attribute("axis")));
+    if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{operand, lives_in, std::move(needed)});
   }
+  // dot reads a and b in operand layouts derived from its result's, which
+  // the accumulator shares (both are 2-D tiles of one shape).
+  for (const Operation* op : all_ops) {
+    if (op->code != OpCode::dot || op->operands.size() != 3 || op->operands[0]->type.shape.size() != 2) continue;
+    const LinearLayout& result = layouts.at(*op->result());
+    const std::int64_t k_size = op->operands[0]->type.shape[1];
+    for (const auto [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}}) {
+      const Value* value = op->operands[index];
+      const LinearLayout& lives_in = layouts.at(*value);
+      LinearLayout needed = dot_operand_layout(result, operand, k_size);
+      if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{value, lives_in, std::move(needed)});
+    }
+  }
+  record_shape_op_conversions(fn, num_warps, layouts);
   return layouts;
 }
 
-std::vector<int> thread_local_register_map(const LinearLayout& result, const ir::Shape& result_shape,
-                                           const LinearLayout& source, const ir::Shape& source_shape, int inserted_axis,
-                                           const std::string& what) {
+namespace {
+
+/// thread_local_register_map's map, or why there is none (`failure` set).
+std::vector<int> register_map_or_failure(const LinearLayout& result, const ir::Shape& result_shape,
+                                         const LinearLayout& source, const ir::Shape& source_shape, int inserted_axis,
+                                         std::string& failure) {
   // The source coordinates of a result coordinate vector.
   auto project = [&](const std::vector<std::int32_t>& coords) {
     std::vector<std::int32_t> out;
@@ -276,9 +347,10 @@ std::vector<int> thread_local_register_map(const LinearLayout& result, const ir:
       const bool is_lane = std::string(in) == "lane";
       const auto wanted = project(coordinates(result, 0, is_lane ? index : 0, is_lane ? 0 : index));
       const auto held = coordinates(source, 0, is_lane ? index : 0, is_lane ? 0 : index);
-      if (wanted != held)
-        throw LoweringError(what + ": its operand lives in other threads (" + in + " bit " + std::to_string(bit) +
-                            "); layout assignment recorded no conversion for it");
+      if (wanted != held) {
+        failure = std::string("its operand lives in other threads (") + in + " bit " + std::to_string(bit) + ")";
+        return {};
+      }
     }
   }
   std::map<std::vector<std::int32_t>, int> register_of;
@@ -286,13 +358,62 @@ std::vector<int> thread_local_register_map(const LinearLayout& result, const ir:
   std::vector<int> map;
   for (int r = 0; r < result.in_dim_size("register"); ++r) {
     auto it = register_of.find(project(coordinates(result, r, 0, 0)));
-    if (it == register_of.end())
-      throw LoweringError(what + ": register " + std::to_string(r) +
-                          " needs an element its thread does not hold; layout assignment recorded no conversion "
-                          "for it");
+    if (it == register_of.end()) {
+      failure = "register " + std::to_string(r) + " needs an element its thread does not hold";
+      return {};
+    }
     map.push_back(it->second);
   }
   return map;
+}
+
+}  // namespace
+
+std::vector<int> thread_local_register_map(const LinearLayout& result, const ir::Shape& result_shape,
+                                           const LinearLayout& source, const ir::Shape& source_shape, int inserted_axis,
+                                           const std::string& what) {
+  std::string failure;
+  std::vector<int> map = register_map_or_failure(result, result_shape, source, source_shape, inserted_axis, failure);
+  if (!failure.empty())
+    throw LoweringError(what + ": " + failure + "; layout assignment recorded no conversion for it");
+  return map;
+}
+
+bool is_thread_local(const LinearLayout& result, const ir::Shape& result_shape, const LinearLayout& source,
+                     const ir::Shape& source_shape, int inserted_axis) {
+  std::string failure;
+  register_map_or_failure(result, result_shape, source, source_shape, inserted_axis, failure);
+  return failure.empty();
+}
+
+BlockedParameters kernel_blocked_parameters(const ir::Shape& largest, std::int64_t width, int num_warps) {
+  const std::size_t rank = largest.size();
+  if (rank == 0) throw std::invalid_argument("kernel_blocked_parameters: the shape is empty (a scalar has no layout)");
+  BlockedParameters parameters;
+  parameters.size_per_thread.assign(rank, 1);
+  parameters.size_per_thread[rank - 1] = width;
+  parameters.threads_per_warp.assign(rank, 1);
+  parameters.warps_per_cta.assign(rank, 1);
+  for (std::size_t d = rank; d-- > 0;) parameters.order.push_back(static_cast<std::int64_t>(d));
+  // Lanes, then warps, fill the dimensions from the last; the first takes what is left.
+  auto extent = [&](std::size_t d) {
+    return static_cast<std::int64_t>(std::bit_floor(static_cast<std::uint64_t>(largest[d])));
+  };
+  std::int64_t lanes_left = kLanesPerWarp;
+  for (std::size_t d = rank - 1; d >= 1; --d) {
+    parameters.threads_per_warp[d] =
+        std::clamp<std::int64_t>(extent(d) / parameters.size_per_thread[d], 1, lanes_left);
+    lanes_left /= parameters.threads_per_warp[d];
+  }
+  parameters.threads_per_warp[0] = lanes_left;
+  std::int64_t warps_left = num_warps;
+  for (std::size_t d = rank - 1; d >= 1; --d) {
+    const std::int64_t covered = parameters.size_per_thread[d] * parameters.threads_per_warp[d];
+    parameters.warps_per_cta[d] = std::clamp<std::int64_t>(extent(d) / covered, 1, warps_left);
+    warps_left /= parameters.warps_per_cta[d];
+  }
+  parameters.warps_per_cta[0] = warps_left;
+  return parameters;
 }
 
 }  // namespace kiln::lowering

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kiln/ir/ir.hpp"
+#include "kiln/lowering/acting_copies.hpp"
 #include "kiln/lowering/assign_layouts.hpp"
 #include "kiln/lowering/axis_analysis.hpp"
 #include "kiln/lowering/compile.hpp"
@@ -60,10 +61,11 @@ struct KernelCodegen {
   void define(const ir::Value& value, std::vector<llvm::Value*> values);
   /// How many registers a thread holds of `value`: 1 for a scalar.
   int register_count(const ir::Value& value) const;
-  /// The LLVM type of one element in a register, or null for fp8 (no lowering yet).
+  /// The LLVM type of one element in a register: fp8 is its bit pattern, an i8.
   llvm::Type* llvm_type(const ir::Type& type) const;
   /// The LLVM type of one element in a register (i1 stays i1; pointers are
-  /// `ptr addrspace(1)`). Throws LoweringError naming `op` for fp8.
+  /// `ptr addrspace(1)`; fp8 is an i8). Throws LoweringError naming `op` for
+  /// a type without one.
   llvm::Type* element_type(const ir::Type& type, const ir::Operation& op) const;
   /// The LLVM type of one element in memory (i1 is a byte).
   llvm::Type* memory_type(const ir::Type& type, const ir::Operation& op) const;
@@ -89,6 +91,29 @@ llvm::Value* thread_coordinate(KernelCodegen& cg, const LinearLayout& layout, in
 /// The compile-time part of coordinate `dim` of register `reg` of `layout`.
 std::int32_t register_coordinate(const LinearLayout& layout, int reg, int dim);
 
+/// The compile-time coordinates (one per output dimension) of register `reg`
+/// of `layout` in lane 0 of warp 0.
+std::vector<std::int32_t> coordinates_of_register(const LinearLayout& layout, std::int32_t reg);
+/// The bits of hardware index `in` (lane or warp) whose basis steps along
+/// `axis`: the partners a reduce or scan combines. LoweringError naming `op`
+/// when such a basis also steps along another dimension.
+std::vector<int> bits_along_axis(const LinearLayout& layout, const char* in, int axis, const ir::Operation& op);
+/// The combine region of `op` (a reduce or scan) applied to `left` and
+/// `right`, one register per operand, emitted inline.
+std::vector<llvm::Value*> emit_combine(KernelCodegen& cg, const ir::Operation& op,
+                                       const std::vector<llvm::Value*>& left, const std::vector<llvm::Value*>& right);
+
+/// Whether `dtype` is f8e4m3 or f8e5m2: registers hold its bit pattern as an i8.
+bool is_fp8(ir::DType dtype);
+/// The f32 value (exact) of the fp8 `bits` (i8) of format `dtype`.
+llvm::Value* fp8_to_float(KernelCodegen& cg, llvm::Value* bits, ir::DType dtype);
+/// The fp8 bits (i8) of f32 `value` in format `dtype`, rounded to nearest
+/// even; overflow gives NaN (e4m3) or infinity (e5m2), as the interpreter does.
+llvm::Value* float_to_fp8(KernelCodegen& cg, llvm::Value* value, ir::DType dtype);
+/// f64 `value` rounded to f32 toward zero with the last bit set when inexact
+/// (round to odd): a narrower rounding of that is the correct rounding of `value`.
+llvm::Value* round_to_odd_float(KernelCodegen& cg, llvm::Value* value);
+
 /// How shfl.sync picks the lane a value comes from.
 enum class WarpShuffle {
   xor_lane,  ///< bfly: the lane whose index differs from this one's in the operand
@@ -110,13 +135,68 @@ std::vector<llvm::Value*> emit_layout_conversion(KernelCodegen& cg, const Layout
 bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op);
 /// Arithmetic, bitwise, cmp, select, cast, bitcast, math unaries, fma.
 bool emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op);
-/// addptr, load, store.
+/// addptr, load, store (by each element's acting copy, DuplicatedElements).
 bool emit_memory_op(KernelCodegen& cg, const ir::Operation& op);
 /// for, if (their regions' yields are consumed by emit_region).
 bool emit_control_flow_op(KernelCodegen& cg, const ir::Operation& op);
 /// reduce: within each thread, across lanes with butterfly shuffles, across
 /// warps through shared memory.
 bool emit_reduce_op(KernelCodegen& cg, const ir::Operation& op);
+/// reshape, trans, join, split: registers renamed or picked, the operands
+/// read in the layouts shape_layouts.hpp derives from the results'.
+bool emit_reshape_op(KernelCodegen& cg, const ir::Operation& op);
+/// scan: within each thread, across lanes with butterfly shuffles, across
+/// warps through shared memory, one bit of the axis at a time.
+bool emit_scan_op(KernelCodegen& cg, const ir::Operation& op);
+/// dot: mma.sync.m16n8k16 on tensor cores for f16/bf16 inputs on sm_80+,
+/// else each thread's accumulator registers from its rows of a and columns
+/// of b in the dot operand layouts, summed in k order on the FMA units.
+bool emit_dot_op(KernelCodegen& cg, const ir::Operation& op);
+/// atomic_rmw, atomic_cas: one LLVM atomicrmw/cmpxchg per element, by its
+/// acting copy only (DuplicatedElements), the old value delivered to all copies.
+bool emit_atomic_op(KernelCodegen& cg, const ir::Operation& op);
+/// print (vprintf, one line per element) and assert (__assertfail), by each
+/// element's acting copy only.
+bool emit_debug_op(KernelCodegen& cg, const ir::Operation& op);
+
+/// The copies of each element of a value that several registers, lanes or
+/// warps hold (the kernel of its layout; a scalar is held by every thread).
+/// An op with a side effect (a store, an atomic, a print, an assert)
+/// performs it in one copy of each element, the acting copy
+/// (acting_copies.hpp), which then delivers its result to the others.
+class DuplicatedElements {
+ public:
+  /// The copies of `value`'s elements.
+  DuplicatedElements(KernelCodegen& cg, const ir::Value& value);
+  /// The copies of a scalar of `element` type: one in every thread.
+  DuplicatedElements(KernelCodegen& cg, const ir::Type& element);
+  /// Whether register `reg` acts in some thread: false when, in every
+  /// thread, it duplicates another register of the value.
+  bool register_may_act(int reg) const;
+  /// i1: whether this thread's registers that may act do act (their lane and
+  /// warp are clear at the lane and warp pivots); null when every thread's do.
+  llvm::Value* thread_acts();
+  /// This thread's coordinates (i32, one per dimension) of register `reg`'s element.
+  std::vector<llvm::Value*> coordinates(int reg);
+  /// The row-major index (i32) of register `reg`'s element in the tile.
+  llvm::Value* flat_index(int reg);
+  /// Per register, the value computed in `acting` by the element's acting
+  /// copy (what the other copies computed is ignored): its own register when
+  /// the acting copy is in this thread, a shfl.sync.idx from the acting lane
+  /// when it is in this warp, else a shared-memory buffer of the tile that
+  /// acting copies store to and every copy loads from, between two barriers.
+  std::vector<llvm::Value*> deliver(const std::vector<llvm::Value*>& acting, const ir::Operation& op);
+
+ private:
+  std::vector<llvm::Value*> deliver_through_shared_memory(const std::vector<llvm::Value*>& acting,
+                                                          const ir::Operation& op);
+  DuplicatedElements(KernelCodegen& cg, LinearLayout layout, ir::Type element);
+
+  KernelCodegen& cg_;
+  LinearLayout layout_;
+  ir::Type element_;
+  ActingCopies copies_;
+};
 
 /// The kernel as an LLVM module for `nvptx64-nvidia-cuda` (data layout of
 /// `machine`): a `ptx_kernel` function with `.maxntid num_warps*32`.
@@ -127,6 +207,11 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
 /// The NVPTX target machine for `target.arch` with PTX ISA 8.5; LoweringError
 /// for an architecture LLVM 19 does not know.
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const GpuTarget& target);
+/// Links libdevice's definitions of the __nv_* functions `module` calls
+/// (KILN_LIBDEVICE, else the CUDA toolkit's, else libdevice.10.bc next to the
+/// executable) and internalises everything but the kernel; nothing when it
+/// calls none. LoweringError naming the op when no libdevice is found.
+void link_libdevice(llvm::Module& module);
 /// LLVM's default O3 module pipeline, tuned for `machine`.
 void optimize_module(llvm::Module& module, llvm::TargetMachine& machine);
 /// The PTX text of `module`.

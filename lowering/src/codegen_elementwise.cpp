@@ -1,8 +1,16 @@
 // LLVM code generation for element-wise ops: each register of the result is
 // computed from the same register of each operand (layout assignment gave
 // them one layout). Integer semantics follow ir/OPS.md: C division, shifts
-// clamped as PTX does, casts saturating; floats are IEEE except the
-// exponentials and logarithms, which use PTX's ex2/lg2.approx as Triton does.
+// clamped as PTX does, casts saturating. Floats are IEEE: sqrt, rsqrt (1 /
+// sqrt, both correctly rounded) and floor/ceil are exact or nearly; sin, cos,
+// tanh, erf, float `rem` (fmod) and every f64 exponential or logarithm call
+// libdevice's accurate __nv_* functions (linked in before O3 by
+// link_libdevice). f32 exp, exp2, log and log2 use PTX's ex2/lg2.approx as
+// Triton does: ex2.approx.f32 and lg2.approx.f32 are within 2 ulp (lg2:
+// absolute error 2^-22 near 1), and exp(x) = ex2(x * log2 e) adds the
+// rounding of the product, a relative error up to |x| * 2^-24 (2^-17 at the
+// largest finite results). f16, bf16 and fp8 compute in f32 and round back
+// (fp8 converts in integer arithmetic, codegen_fp8.cpp).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <numbers>
@@ -21,7 +29,21 @@ class ElementLowering {
  public:
   ElementLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op) {}
 
-  llvm::Value* lower(const std::vector<llvm::Value*>& x) {
+  llvm::Value* lower(std::vector<llvm::Value*> x) {
+    const ir::Type& type = op_.operands[0]->type;
+    // fp8 computes in f32 and rounds back; a cast, bitcast or select handles its own.
+    const bool computes_fp8 = op_.code != OpCode::cast && op_.code != OpCode::bitcast && op_.code != OpCode::select;
+    if (computes_fp8 && !type.is_pointer && is_fp8(type.dtype)) {
+      for (llvm::Value*& value : x) value = fp8_to_float(cg_, value, type.dtype);
+      llvm::Value* wide = lower_element(x);
+      const ir::Type& result = op_.result()->type;
+      return is_fp8(result.dtype) ? float_to_fp8(cg_, wide, result.dtype) : wide;
+    }
+    return lower_element(x);
+  }
+
+ private:
+  llvm::Value* lower_element(const std::vector<llvm::Value*>& x) {
     const ir::Type& type = op_.operands[0]->type;
     const bool is_float = !type.is_pointer && ir::is_float(type.dtype);
     const bool is_signed = ir::is_signed_int(type.dtype);
@@ -32,7 +54,8 @@ class ElementLowering {
       case OpCode::div:
         return is_float ? b_.CreateFDiv(x[0], x[1]) : is_signed ? b_.CreateSDiv(x[0], x[1]) : b_.CreateUDiv(x[0], x[1]);
       case OpCode::rem:
-        return is_float ? b_.CreateFRem(x[0], x[1]) : is_signed ? b_.CreateSRem(x[0], x[1]) : b_.CreateURem(x[0], x[1]);
+        if (is_float) return float_remainder(x[0], x[1]);
+        return is_signed ? b_.CreateSRem(x[0], x[1]) : b_.CreateURem(x[0], x[1]);
       case OpCode::minimum:
         return b_.CreateBinaryIntrinsic(is_float    ? llvm::Intrinsic::minimum
                                         : is_signed ? llvm::Intrinsic::smin
@@ -63,7 +86,6 @@ class ElementLowering {
     }
   }
 
- private:
   llvm::Value* shift_left(llvm::Value* value, llvm::Value* amount) {
     const unsigned width = value->getType()->getIntegerBitWidth();
     llvm::Value* too_far = b_.CreateICmpUGE(amount, llvm::ConstantInt::get(amount->getType(), width));
@@ -121,7 +143,11 @@ class ElementLowering {
       throw LoweringError("cast: " + ir::to_string(from) + " to " + ir::to_string(to) +
                           " is not a pointer cast the GPU code generator supports (" + op_place(op_) + ")");
     }
-    const bool from_float = ir::is_float(from.dtype);
+    if (is_fp8(to.dtype)) return float_to_fp8(cg_, float_for_fp8(x, from.dtype), to.dtype);
+    // From fp8: exactly to f32, then on as from f32.
+    const DType source = is_fp8(from.dtype) ? DType::f32 : from.dtype;
+    if (source != from.dtype) x = fp8_to_float(cg_, x, from.dtype);
+    const bool from_float = ir::is_float(source);
     const bool to_float = ir::is_float(to.dtype);
     if (to.dtype == DType::i1)
       return from_float ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
@@ -135,8 +161,19 @@ class ElementLowering {
     if (from_float)
       return b_.CreateIntrinsic(ir::is_signed_int(to.dtype) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
                                 {target, x->getType()}, {x});
-    if (to_float) return ir::is_signed_int(from.dtype) ? b_.CreateSIToFP(x, target) : b_.CreateUIToFP(x, target);
-    return b_.CreateIntCast(x, target, ir::is_signed_int(from.dtype));
+    if (to_float) return ir::is_signed_int(source) ? b_.CreateSIToFP(x, target) : b_.CreateUIToFP(x, target);
+    return b_.CreateIntCast(x, target, ir::is_signed_int(source));
+  }
+
+  /// `x` of `from` as the f32 whose rounding to fp8 is the correct rounding
+  /// of `x`, as the interpreter computes it: exact for fp8, f16, bf16 and
+  /// f32; rounded to odd for f64; integers convert to nearest (those that do
+  /// not fit in 24 bits overflow every fp8 format either way).
+  llvm::Value* float_for_fp8(llvm::Value* x, DType from) {
+    if (is_fp8(from)) return fp8_to_float(cg_, x, from);
+    if (from == DType::f64) return round_to_odd_float(cg_, x);
+    if (ir::is_float(from)) return b_.CreateFPExt(x, b_.getFloatTy());
+    return ir::is_signed_int(from) ? b_.CreateSIToFP(x, b_.getFloatTy()) : b_.CreateUIToFP(x, b_.getFloatTy());
   }
 
   llvm::Value* bitcast(llvm::Value* x) {
@@ -149,31 +186,74 @@ class ElementLowering {
     return b_.CreateBitCast(x, target);
   }
 
+  /// A call of libdevice's `__nv_<name>f` (f32) or `__nv_<name>` (f64) on
+  /// `arguments`, declared in the module without a body: link_libdevice
+  /// supplies it for the GPU, the emulator maps it to the host's libm.
+  llvm::Value* call_libdevice(const std::string& name, const std::vector<llvm::Value*>& arguments) {
+    llvm::Type* type = arguments[0]->getType();
+    const std::string symbol = "__nv_" + name + (type->isDoubleTy() ? "" : "f");
+    std::vector<llvm::Type*> parameters(arguments.size(), type);
+    llvm::FunctionCallee callee =
+        cg_.module.getOrInsertFunction(symbol, llvm::FunctionType::get(type, parameters, false));
+    if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      function->setDoesNotThrow();
+      function->setDoesNotAccessMemory();
+      function->setWillReturn();
+    }
+    return b_.CreateCall(callee, arguments);
+  }
+
+  /// Float `rem`: fmod, exact, in f32 for f16 and bf16.
+  llvm::Value* float_remainder(llvm::Value* a, llvm::Value* b) {
+    llvm::Type* type = a->getType();
+    const bool narrow = type->isHalfTy() || type->isBFloatTy();
+    if (!narrow) return call_libdevice("fmod", {a, b});
+    llvm::Value* wide =
+        call_libdevice("fmod", {b_.CreateFPExt(a, b_.getFloatTy()), b_.CreateFPExt(b, b_.getFloatTy())});
+    return b_.CreateFPTrunc(wide, type);
+  }
+
   /// The math unaries, computed in f32 for f16 and bf16 (OPS.md) and rounded
-  /// back. PTX has approximate exponentials and logarithms for f32 only.
+  /// back. PTX has approximate exponentials and logarithms for f32 only; f64
+  /// calls libdevice.
   llvm::Value* math(llvm::Value* x) {
     llvm::Type* type = x->getType();
-    const bool approximate =
-        op_.code == OpCode::exp || op_.code == OpCode::exp2 || op_.code == OpCode::log || op_.code == OpCode::log2;
-    if (approximate && type->isDoubleTy()) throw LoweringError(unsupported_op_message(op_, "on f64"));
     const bool narrow = type->isHalfTy() || type->isBFloatTy();
     llvm::Value* wide = narrow ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
     llvm::Type* wide_type = wide->getType();
-    auto exp2 = [&](llvm::Value* v) { return b_.CreateIntrinsic(wide_type, llvm::Intrinsic::nvvm_ex2_approx_f, {v}); };
-    auto log2 = [&](llvm::Value* v) { return b_.CreateIntrinsic(wide_type, llvm::Intrinsic::nvvm_lg2_approx_f, {v}); };
+    const bool is_double = wide_type->isDoubleTy();
+    auto exp2 = [&](llvm::Value* v) {
+      return is_double ? call_libdevice("exp2", {v})
+                       : b_.CreateIntrinsic(wide_type, llvm::Intrinsic::nvvm_ex2_approx_f, {v});
+    };
+    auto log2 = [&](llvm::Value* v) {
+      return is_double ? call_libdevice("log2", {v})
+                       : b_.CreateIntrinsic(wide_type, llvm::Intrinsic::nvvm_lg2_approx_f, {v});
+    };
     llvm::Value* result = nullptr;
     switch (op_.code) {
       case OpCode::exp:
+        if (is_double) {
+          result = call_libdevice("exp", {wide});
+          break;
+        }
         result = exp2(b_.CreateFMul(wide, llvm::ConstantFP::get(wide_type, std::numbers::log2e)));
         break;
       case OpCode::exp2: result = exp2(wide); break;
-      case OpCode::log: result = b_.CreateFMul(log2(wide), llvm::ConstantFP::get(wide_type, std::numbers::ln2)); break;
+      case OpCode::log:
+        result = is_double ? call_libdevice("log", {wide})
+                           : b_.CreateFMul(log2(wide), llvm::ConstantFP::get(wide_type, std::numbers::ln2));
+        break;
       case OpCode::log2: result = log2(wide); break;
       case OpCode::sqrt: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, wide); break;
       case OpCode::rsqrt:
         result =
             b_.CreateFDiv(llvm::ConstantFP::get(wide_type, 1.0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, wide));
         break;
+      case OpCode::sin: result = call_libdevice("sin", {wide}); break;
+      case OpCode::cos: result = call_libdevice("cos", {wide}); break;
+      case OpCode::tanh: result = call_libdevice("tanh", {wide}); break;
+      case OpCode::erf: result = call_libdevice("erf", {wide}); break;
       case OpCode::floor: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, wide); break;
       case OpCode::ceil: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, wide); break;
       default: throw LoweringError(unsupported_op_message(op_));
@@ -215,6 +295,10 @@ bool is_elementwise(OpCode code) {
     case OpCode::log2:
     case OpCode::sqrt:
     case OpCode::rsqrt:
+    case OpCode::sin:
+    case OpCode::cos:
+    case OpCode::tanh:
+    case OpCode::erf:
     case OpCode::floor:
     case OpCode::ceil: return true;
     default: return false;

@@ -55,7 +55,9 @@ llvm::Type* KernelCodegen::llvm_type(const ir::Type& type) const {
   switch (type.dtype) {
     case ir::DType::i1: return llvm::Type::getInt1Ty(context);
     case ir::DType::i8:
-    case ir::DType::u8: return llvm::Type::getInt8Ty(context);
+    case ir::DType::u8:
+    case ir::DType::f8e4m3:
+    case ir::DType::f8e5m2: return llvm::Type::getInt8Ty(context);
     case ir::DType::i16:
     case ir::DType::u16: return llvm::Type::getInt16Ty(context);
     case ir::DType::i32:
@@ -66,8 +68,6 @@ llvm::Type* KernelCodegen::llvm_type(const ir::Type& type) const {
     case ir::DType::bf16: return llvm::Type::getBFloatTy(context);
     case ir::DType::f32: return llvm::Type::getFloatTy(context);
     case ir::DType::f64: return llvm::Type::getDoubleTy(context);
-    case ir::DType::f8e4m3:
-    case ir::DType::f8e5m2: break;
   }
   return nullptr;
 }
@@ -156,6 +156,9 @@ void emit_op(KernelCodegen& cg, const ir::Operation& op) {
   if (emit_creation_or_shape_op(cg, op) || emit_elementwise_op(cg, op) || emit_memory_op(cg, op) ||
       emit_control_flow_op(cg, op) || emit_reduce_op(cg, op))
     return;
+  if (emit_dot_op(cg, op)) return;
+  if (emit_reshape_op(cg, op) || emit_scan_op(cg, op)) return;
+  if (emit_atomic_op(cg, op) || emit_debug_op(cg, op)) return;
   throw LoweringError(unsupported_op_message(op));
 }
 

@@ -3,6 +3,22 @@
 // next to each other and the axis analysis proves the alignment) move with
 // one vector access. A mask constant over such a run guards the whole vector
 // with one branch: llvm.masked.load/store would be scalarised on NVPTX.
+//
+// A store writes each element once, by its acting copy (DuplicatedElements):
+// registers that duplicate others are skipped at compile time, and copies in
+// other lanes or warps are turned away by a per-thread guard joined to the
+// mask, so a vector run stays one vector access. Otherwise the copies of a
+// replicated layout would all write, and a load-add-store by copies in
+// different warps would race.
+//
+// Cache hints (`cache`, `evict`) never change results. LLVM 19's NVPTX
+// backend has no way to attach a cache operator or an eviction priority to
+// ld/st (it ignores !nontemporal; only inline asm could, which the emu device
+// cannot map), so each access is lowered as follows:
+//  - load cache = cv ("fetch again"): a volatile load, ld.volatile.global,
+//    which bypasses L1 and rereads memory like ld.global.cv.
+//  - cache = ca on a load: a plain ld.global, whose default operator is .ca.
+//  - every other hint (cg, cs, store hints, evict first/last): a plain access.
 #include <algorithm>
 
 #include "codegen.hpp"
@@ -49,12 +65,19 @@ int access_width(const KernelCodegen& cg, const ir::Operation& op) {
   return static_cast<int>(std::min(access_vector_width(cg.axes, op), layout_run_length(cg.layouts.at(pointers), last)));
 }
 
+/// Checks the values of `op`'s cache hints (the header says how each is
+/// lowered): LoweringError naming `op` for one the IR does not define.
 void check_cache_hints(const ir::Operation& op) {
-  for (const char* hint : {"cache", "evict"}) {
-    const std::string& value = op.symbol_attribute(hint);
-    if (value != "none") throw LoweringError(unsupported_op_message(op, "with " + std::string(hint) + " = " + value));
-  }
+  const std::string& cache = op.symbol_attribute("cache");
+  const std::string& evict = op.symbol_attribute("evict");
+  if (cache != "none" && cache != "ca" && cache != "cg" && cache != "cs" && cache != "cv")
+    throw LoweringError(unsupported_op_message(op, "with cache = " + cache));
+  if (evict != "none" && evict != "first" && evict != "last")
+    throw LoweringError(unsupported_op_message(op, "with evict = " + evict));
 }
+
+/// Whether load `op` fetches again (cache = cv): a volatile load.
+bool fetches_again(const ir::Operation& op) { return op.symbol_attribute("cache") == "cv"; }
 
 /// `elements` as one value of `type` (a vector of them, or the element itself).
 llvm::Value* pack(llvm::IRBuilder<>& builder, llvm::Type* type, const std::vector<llvm::Value*>& elements) {
@@ -86,6 +109,7 @@ llvm::BasicBlock* guarded(KernelCodegen& cg, llvm::Value* mask, const char* name
 
 void emit_load(KernelCodegen& cg, const ir::Operation& op) {
   check_cache_hints(op);
+  const bool is_volatile = fetches_again(op);
   const ir::Value& result = *op.result();
   llvm::Type* register_type = cg.element_type(result.type, op);
   llvm::Type* memory_type = cg.memory_type(result.type, op);
@@ -112,8 +136,9 @@ void emit_load(KernelCodegen& cg, const ir::Operation& op) {
     }
     llvm::BasicBlock* before = cg.builder.GetInsertBlock();
     llvm::Value* loaded = nullptr;
-    llvm::BasicBlock* loaded_in = guarded(
-        cg, guard, "load", [&] { loaded = cg.builder.CreateAlignedLoad(access_type, pointers[first], alignment); });
+    llvm::BasicBlock* loaded_in = guarded(cg, guard, "load", [&] {
+      loaded = cg.builder.CreateAlignedLoad(access_type, pointers[first], alignment, is_volatile);
+    });
     llvm::Value* run = loaded;
     if (guard) {
       llvm::PHINode* phi = cg.builder.CreatePHI(access_type, 2);
@@ -138,18 +163,38 @@ void emit_store(KernelCodegen& cg, const ir::Operation& op) {
   const auto& values = cg.values_of(data, pointers.size(), op);
   const auto* mask = op.operands.size() > 2 ? &cg.values_of(*op.operands[2], pointers.size(), op) : nullptr;
   const int width = access_width(cg, op);
-  llvm::Type* access_type = width == 1 ? memory_type : llvm::FixedVectorType::get(memory_type, width);
-  const llvm::Align alignment(static_cast<std::uint64_t>(width) *
-                              cg.module.getDataLayout().getTypeAllocSize(memory_type));
+  const llvm::Align element_alignment(cg.module.getDataLayout().getTypeAllocSize(memory_type));
+  auto in_memory = [&](std::size_t reg) {
+    return register_type != memory_type ? cg.builder.CreateZExt(values[reg], memory_type) : values[reg];
+  };
+  // Pointers, data and mask share one layout, so the pointers' copies are the elements' copies.
+  DuplicatedElements copies(cg, *op.operands[0]);
+  llvm::Value* thread_acts = copies.thread_acts();
+  auto guard_of = [&](std::size_t reg) -> llvm::Value* {
+    llvm::Value* element_mask = mask ? (*mask)[reg] : nullptr;
+    if (!thread_acts) return element_mask;
+    return element_mask ? cg.builder.CreateAnd(thread_acts, element_mask) : thread_acts;
+  };
 
   for (std::size_t first = 0; first < pointers.size(); first += width) {
-    std::vector<llvm::Value*> elements;
-    for (int i = 0; i < width; ++i)
-      elements.push_back(register_type != memory_type ? cg.builder.CreateZExt(values[first + i], memory_type)
-                                                      : values[first + i]);
-    llvm::Value* run = pack(cg.builder, access_type, elements);
-    guarded(cg, mask ? (*mask)[first] : nullptr, "store",
-            [&] { cg.builder.CreateAlignedStore(run, pointers[first], alignment); });
+    bool whole_run_acts = true;
+    for (int i = 0; i < width; ++i) whole_run_acts &= copies.register_may_act(static_cast<int>(first) + i);
+    if (whole_run_acts) {
+      std::vector<llvm::Value*> elements;
+      for (int i = 0; i < width; ++i) elements.push_back(in_memory(first + i));
+      llvm::Type* access_type = width == 1 ? memory_type : llvm::FixedVectorType::get(memory_type, width);
+      llvm::Value* run = pack(cg.builder, access_type, elements);
+      const llvm::Align alignment(static_cast<std::uint64_t>(width) * element_alignment.value());
+      guarded(cg, guard_of(first), "store", [&] { cg.builder.CreateAlignedStore(run, pointers[first], alignment); });
+      continue;
+    }
+    // Some registers of the run duplicate others: the acting ones store alone.
+    for (std::size_t reg = first; reg < first + static_cast<std::size_t>(width); ++reg) {
+      if (!copies.register_may_act(static_cast<int>(reg))) continue;
+      llvm::Value* element = in_memory(reg);
+      guarded(cg, guard_of(reg), "store",
+              [&] { cg.builder.CreateAlignedStore(element, pointers[reg], element_alignment); });
+    }
   }
 }
 

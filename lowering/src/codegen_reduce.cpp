@@ -3,16 +3,19 @@
 // output element; combine across the lanes whose bases step along the axis
 // with butterfly shuffles (every lane ends with the result); combine across
 // the warps whose bases step along the axis through shared memory. The
-// result is in the slice of the input's layout (assign_layouts gave it that
-// layout); a 1-D input leaves a scalar every thread holds. The combine region
+// result is produced in the slice of the input's layout and converted when
+// assign_layouts put its class in another layout (another reduce's); a 1-D
+// input leaves a scalar every thread holds. The combine region
 // is emitted inline for each pairing, so any region the element-wise code
 // generator lowers works; it is assumed associative and commutative, as the
 // shuffle tree reorders it (Triton assumes the same).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <map>
+#include <optional>
 
 #include "codegen.hpp"
+#include "kiln/lowering/blocked_layout.hpp"
 
 namespace kiln::lowering {
 
@@ -21,32 +24,9 @@ namespace {
 using ir::OpCode;
 using Registers = std::vector<llvm::Value*>;
 
-std::vector<std::int32_t> register_coordinates(const LinearLayout& layout, std::int32_t reg) {
-  std::vector<std::int32_t> coords;
-  for (const auto& [name, value] : layout.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})) coords.push_back(value);
-  return coords;
-}
-
 std::vector<std::int32_t> without_axis(std::vector<std::int32_t> coords, int axis) {
   coords.erase(coords.begin() + axis);
   return coords;
-}
-
-/// The bits of hardware index `in` (lane or warp) whose basis steps along
-/// `axis`: the partners a reduction combines. A basis that steps along the
-/// axis and another dimension at once would mix output elements.
-std::vector<int> bits_along_axis(const LinearLayout& layout, const char* in, int axis, const ir::Operation& op) {
-  std::vector<int> bits;
-  for (int bit = 0; bit < layout.in_dim_size_log2(in); ++bit) {
-    const LinearLayout::Basis& basis = layout.basis(in, bit);
-    if (basis[axis] == 0) continue;
-    for (std::size_t d = 0; d < basis.size(); ++d)
-      if (static_cast<int>(d) != axis && basis[d] != 0)
-        throw LoweringError(unsupported_op_message(op, std::string("over a layout whose ") + in + " bit " +
-                                                           std::to_string(bit) + " steps along two dimensions"));
-    bits.push_back(bit);
-  }
-  return bits;
 }
 
 class ReduceLowering {
@@ -66,8 +46,9 @@ class ReduceLowering {
       cg_.element_type(operand->type, op_);
       operands.push_back(&cg_.values_of(*operand, input.in_dim_size("register"), op_));
     }
-    const LinearLayout* output = rank > 1 ? &cg_.layouts.at(*op_.result()) : nullptr;
-    if (output) check_thread_parts(input, *output);
+    const std::optional<LinearLayout> slice =
+        rank > 1 ? std::optional<LinearLayout>(slice_layout(input, axis_)) : std::nullopt;
+    const LinearLayout* output = slice ? &*slice : nullptr;
 
     // Per output register, its partial results (one per operand).
     std::vector<Registers> partials = combine_within_thread(input, output, operands);
@@ -84,24 +65,14 @@ class ReduceLowering {
       Registers values;
       for (const Registers& partial : partials) values.push_back(partial[i]);
       cg_.define(*op_.results[i], std::move(values));
+      if (slice && cg_.layouts.at(*op_.results[i]) != *slice)
+        cg_.define(*op_.results[i],
+                   emit_layout_conversion(
+                       cg_, LayoutConversion{op_.results[i], *slice, cg_.layouts.at(*op_.results[i])}, op_));
     }
   }
 
  private:
-  /// The lanes and warps hold the output elements the result layout says
-  /// (a layout assignment bug otherwise, reported naming the op).
-  void check_thread_parts(const LinearLayout& input, const LinearLayout& output) const {
-    for (const char* in : {"lane", "warp"})
-      for (int bit = 0; bit < input.in_dim_size_log2(in); ++bit) {
-        LinearLayout::Basis held = input.basis(in, bit);
-        if (held[axis_] != 0) continue;
-        if (without_axis(held, axis_) != output.basis(in, bit))
-          throw LoweringError("reduce: the result's layout is not the slice of the input's along axis " +
-                              std::to_string(axis_) + " (" + in + " bit " + std::to_string(bit) + ", " + op_place(op_) +
-                              ")");
-      }
-  }
-
   /// Combines, for each output register, the thread's registers holding
   /// distinct elements of its row along the axis, in increasing index.
   std::vector<Registers> combine_within_thread(const LinearLayout& input, const LinearLayout* output,
@@ -109,11 +80,11 @@ class ReduceLowering {
     std::map<std::vector<std::int32_t>, int> output_register;
     const int output_count = output ? output->in_dim_size("register") : 1;
     for (int r = 0; r < output_count; ++r)
-      output_register.emplace(output ? register_coordinates(*output, r) : std::vector<std::int32_t>{}, r);
+      output_register.emplace(output ? coordinates_of_register(*output, r) : std::vector<std::int32_t>{}, r);
     // Per output register: axis coordinate -> input register (replicas dropped).
     std::vector<std::map<std::int32_t, int>> rows(output_count);
     for (int r = 0; r < input.in_dim_size("register"); ++r) {
-      const std::vector<std::int32_t> coords = register_coordinates(input, r);
+      const std::vector<std::int32_t> coords = coordinates_of_register(input, r);
       auto it = output_register.find(without_axis(coords, axis_));
       if (it == output_register.end())
         throw LoweringError("reduce: input register " + std::to_string(r) + " has no place in the result's layout (" +
@@ -212,18 +183,7 @@ class ReduceLowering {
   }
 
   /// The combine region applied to `left` and `right` (one value per operand).
-  Registers combine(const Registers& left, const Registers& right) {
-    std::vector<Registers> arguments;
-    for (llvm::Value* value : left) arguments.push_back({value});
-    for (llvm::Value* value : right) arguments.push_back({value});
-    const std::vector<Registers> yielded = emit_region(cg_, *op_.regions[0], arguments);
-    if (yielded.size() != left.size())
-      throw LoweringError("reduce: the combine region yields " + std::to_string(yielded.size()) + " values, expected " +
-                          std::to_string(left.size()) + " (" + op_place(op_) + ")");
-    Registers result;
-    for (const Registers& value : yielded) result.push_back(value.at(0));
-    return result;
-  }
+  Registers combine(const Registers& left, const Registers& right) { return emit_combine(cg_, op_, left, right); }
 
   /// `value` from the lane whose index differs from this one's in `lane_mask`.
   llvm::Value* shuffle_xor(llvm::Value* value, int lane_mask) {

@@ -6,6 +6,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen.hpp"
+#include "kiln/ir/numeric.hpp"
 
 namespace kiln::lowering {
 
@@ -18,6 +19,12 @@ llvm::Value* constant_value(KernelCodegen& cg, const ir::Operation& op) {
   llvm::Type* element = cg.element_type(type, op);
   if (type.is_pointer) throw LoweringError(unsupported_op_message(op, "of pointer type"));
   const ir::Attribute* value = op.find_attribute("value");
+  if (is_fp8(type.dtype)) {
+    const auto* integer = std::get_if<std::int64_t>(value);
+    const float real = integer ? static_cast<float>(*integer) : static_cast<float>(op.float_attribute("value"));
+    const std::uint8_t bits = type.dtype == ir::DType::f8e4m3 ? float8_e4m3(real).bits : float8_e5m2(real).bits;
+    return llvm::ConstantInt::get(element, bits);
+  }
   if (const auto* integer = std::get_if<std::int64_t>(value)) {
     if (element->isFloatingPointTy()) return llvm::ConstantFP::get(element, static_cast<double>(*integer));
     return llvm::ConstantInt::get(element, static_cast<std::uint64_t>(*integer), ir::is_signed_int(type.dtype));

@@ -1,6 +1,6 @@
 // The GPU lowering pipeline, read top to bottom as the pass list of
 // DESIGN.md ("GPU lowering"): verify, axis analysis, layouts, target, LLVM
-// codegen, O3, PTX. Each step is timed and dumped on request (KILN_DUMP=<pass>
+// codegen, libdevice linking, O3, PTX. Each step is timed and dumped on request (KILN_DUMP=<pass>
 // or `all`, like ir::optimize's passes).
 #include <chrono>
 #include <cstdio>
@@ -84,15 +84,18 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
 
   passes.run(
       "verify", [&] { ir::verify(optimized); }, nothing);
+  if (options.stop_after == "verify") return kernel;
 
   AxisInfoMap axes;
   passes.run(
       "axes", [&] { axes = analyze_axes(optimized); }, [&] { return describe_axes(optimized, axes); });
+  if (options.stop_after == "axes") return kernel;
 
   LayoutMap layouts;
   passes.run(
       "layouts", [&] { layouts = assign_layouts(optimized, axes, target.num_warps); },
       [&] { return describe_layouts(optimized, layouts); });
+  if (options.stop_after == "layouts") return kernel;
 
   std::unique_ptr<llvm::TargetMachine> machine;
   passes.run(
@@ -107,6 +110,10 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
         kernel.llvm_ir = to_string(*module);
       },
       [&] { return kernel.llvm_ir; });
+  if (options.stop_after == "codegen") return kernel;
+
+  passes.run(
+      "libdevice", [&] { link_libdevice(*module); }, nothing);
 
   passes.run(
       "o3",
@@ -115,6 +122,7 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
         kernel.optimized_llvm_ir = to_string(*module);
       },
       [&] { return kernel.optimized_llvm_ir; });
+  if (options.stop_after == "o3") return kernel;
 
   passes.run(
       "ptx", [&] { kernel.ptx = emit_ptx(*module, *machine); }, [&] { return kernel.ptx; });

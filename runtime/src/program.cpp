@@ -48,7 +48,15 @@ LaunchStats Program::launch(const Device& device, Grid grid, std::span<const Ker
     if (g < 1)
       throw std::invalid_argument("launch " + display_name_ + ": grid dimensions must be positive, got (" +
                                   std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " + std::to_string(grid[2]) + ")");
-  return interpreter_.launch(grid, args, device.threads());
+  if (device.kind() == Device::Kind::cpu) return interpreter_.launch(grid, args, device.threads());
+  const CompiledKernel* compiled = nullptr;
+  {
+    std::lock_guard lock(compiled_mutex_);
+    auto& slot = compiled_[device.name()];
+    if (!slot) slot = compile_for_device(*this, device);
+    compiled = slot.get();
+  }
+  return compiled->launch(device, grid, args);
 }
 
 }  // namespace kiln::runtime

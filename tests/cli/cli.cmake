@@ -28,14 +28,15 @@ kiln_cli_test(stats 0 "vector_add n=1000 f32 on cpu\n  stats: 0.008 MB read, 0.0
 kiln_cli_test(bad_size 2 "^kiln: softmax: --rows must be between 1 and 2\\^31-1, got 0\n$" run softmax --rows 0)
 kiln_cli_test(bad_number 2 "^kiln: --cols needs an integer, got '12x'\n$" run softmax --cols 12x)
 kiln_cli_test(bad_dtype 2 "^kiln: vector_add does not support dtype 'i8' \\(supported: f32, f16, bf16, f64\\)\n$" run vector_add --dtype i8)
-kiln_cli_test(bad_device 2 "^kiln: unknown device 'tpu' \\(available here: cpu, or cpu:N for N threads\\)\n$" run vector_add --device tpu)
+kiln_cli_test(bad_device 2 "^kiln: unknown device 'tpu' \\(available here: cpu, emu[^\n]*; cpu:N and emu:N use N host threads\\)\n$"
+  run vector_add --device tpu)
 kiln_cli_test(bad_stage 2 "^kiln: unknown stage 'sass' \\(stages: ir, opt, layout, llvm, ptx\\)\n$" dump softmax --stage sass)
 kiln_cli_test(bad_arch 2 "^kiln: unknown arch 'sm_75' \\(archs: sm_80, sm_90a\\)\n$" dump vector_add --stage ptx --arch sm_75)
-# The GPU code generator's stages from the tool; ops it cannot lower yet are one line naming op and source line.
+# The GPU code generator's stages from the tool.
 kiln_cli_test(dump_ptx 0 "\\.version 8\\.5\n\\.target sm_80.*\\.entry vector_add[^\n]*\\(.*st\\.global" dump vector_add --stage ptx --arch sm_80)
 kiln_cli_test(dump_llvm 0 "target triple = \"nvptx64-nvidia-cuda\".*define ptx_kernel void @vector_add" dump vector_add --stage llvm)
 kiln_cli_test(dump_layout 0 "register" dump vector_add --stage layout)
-kiln_cli_test(dump_ptx_unsupported 1 "^kiln: the GPU code generator does not support op `dot` yet \\(attention.hpp:[0-9]+\\)\n$" dump attention --stage ptx)
+kiln_cli_test(dump_attention_ptx 0 "\\.entry attention.*mma\\.sync\\.aligned\\.m16n8k16" dump attention --stage ptx)
 kiln_cli_test(dump_softmax_ptx 0 "\\.entry softmax.*shfl\\.sync\\.bfly" dump softmax --stage ptx)
 kiln_cli_test(unknown_flag 2 "^kiln: The following argument was not expected: --frobnicate \\(see kiln --help\\)\n$" info --frobnicate)
 kiln_cli_test(no_subcommand 2 "^kiln: A subcommand is required \\(see kiln --help\\)\n$")
@@ -91,3 +92,29 @@ kiln_cli_test(bench_no_kernel 2 "^kiln: suite 'fusion' has no kernel for dtype '
 # kiln info names what the CUDA driver probe found, in one line, and goes on.
 kiln_cli_test(info_without_driver 0 "\ncuda: unavailable, /nonexistent/libcuda.so.1 not found [^\n]*\nkernels: [0-9]+\n$" info)
 set_tests_properties(cli.info_without_driver PROPERTIES ENVIRONMENT KILN_LIBCUDA=/nonexistent/libcuda.so.1)
+# The cuda device where there is no driver (KILN_LIBCUDA names a missing one) or only the toolkit's stub:
+# one line saying why, exit 2; `kiln info` lists the devices and the default choice.
+set(kiln_no_driver "cuda: /nonexistent/libcuda.so.1 not found \\(named by KILN_LIBCUDA\\): [^\n]*")
+kiln_cli_test(run_cuda_without_driver 2 "^kiln: device 'cuda' is unavailable: ${kiln_no_driver} \\(available here: cpu, emu\\)\n$"
+  run vector_add --device cuda --check)
+kiln_cli_test(bench_cuda_without_driver 2 "^kiln: device 'cuda:1' is unavailable: ${kiln_no_driver} \\(available here: cpu, emu\\)\n$"
+  bench --suite fusion --device cuda:1)
+kiln_cli_test(kiln_device_cuda_without_driver 2
+  "^kiln: KILN_DEVICE=cuda: device 'cuda' is unavailable: ${kiln_no_driver} \\(available here: cpu, emu\\)\n$" run softmax)
+kiln_cli_test(info_default_without_driver 0 "\ndevices: cpu, emu \\(default: cpu\\)\n" info)
+set_tests_properties(cli.run_cuda_without_driver cli.bench_cuda_without_driver cli.info_default_without_driver
+  PROPERTIES ENVIRONMENT KILN_LIBCUDA=/nonexistent/libcuda.so.1)
+set_tests_properties(cli.kiln_device_cuda_without_driver PROPERTIES ENVIRONMENT "KILN_LIBCUDA=/nonexistent/libcuda.so.1;KILN_DEVICE=cuda")
+if(EXISTS /usr/local/cuda/lib64/stubs/libcuda.so)
+  kiln_cli_test(run_cuda_stub_driver 2
+    "^kiln: device 'cuda' is unavailable: cuInit failed: CUDA_ERROR_STUB_LIBRARY \\(34\\) \\(available here: cpu, emu\\)\n$"
+    run vector_add --device cuda)
+  set_tests_properties(cli.run_cuda_stub_driver PROPERTIES ENVIRONMENT KILN_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so)
+endif()
+# The cuda device against the fake driver of tests/gpu/fake_libcuda.cpp: listed and chosen by default,
+# launches timed with its events (a quarter millisecond apart), traffic not counted.
+kiln_cli_test(info_fake_gpu 0 "\ndevices: cpu, emu, cuda \\(default: cuda\\)\n.*\ncuda: 1 GPU: Fake GPU \\(sm_90, 132 SMs\\)\n" info)
+kiln_cli_test(run_fake_gpu 0 "^vector_add n=1000 f32 on cuda\n  bench: 250\\.0 us per launch, [^\n]*\n  stats: not counted on cuda [^\n]*\n$"
+  run vector_add --n 1000 --device cuda --bench --stats)
+set_tests_properties(cli.info_fake_gpu cli.run_fake_gpu PROPERTIES ENVIRONMENT
+  "KILN_LIBCUDA=$<TARGET_FILE:kiln_fake_libcuda>;KILN_PTXAS=none;KILN_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/fake-gpu-cache")

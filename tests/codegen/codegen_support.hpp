@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include <unistd.h>
+
 #include "kiln/ir/parser.hpp"
 #include "kiln/lowering/compile.hpp"
 
@@ -49,7 +51,9 @@ struct PtxasResult {
 /// Runs `ptxas -arch=<arch> -v -o /dev/null` on `ptx` (the caller checks
 /// that ptxas exists).
 inline PtxasResult run_ptxas(const std::string& ptx, const std::string& arch, const std::string& stem) {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / (stem + "_" + arch + ".ptx");
+  // The process id keeps two test processes compiling the same kernel apart.
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / (stem + "_" + arch + "_" + std::to_string(getpid()) + ".ptx");
   std::ofstream(file) << ptx;
   const std::string command = std::string(kPtxas) + " -arch=" + arch + " -v -o /dev/null " + file.string() + " 2>&1";
   PtxasResult result;

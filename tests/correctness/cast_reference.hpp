@@ -271,8 +271,13 @@ std::vector<T> cast_inputs(std::size_t n, std::uint64_t seed) {
 
 template <class T>
 std::vector<unsigned char> bytes(const kl::Buffer<T>& b) {
+  const auto elements = b.to_host();
   std::vector<unsigned char> out(b.bytes());
-  std::memcpy(out.data(), b.data(), b.bytes());
+  if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> stores bits, not bools
+    for (std::size_t i = 0; i < elements.size(); ++i) out[i] = elements[i] ? 1 : 0;
+  } else {
+    std::memcpy(out.data(), elements.data(), b.bytes());
+  }
   return out;
 }
 

@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
+#include <span>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -104,9 +106,9 @@ std::vector<T> random_values(std::size_t n, std::uint64_t seed, double lo = -4, 
 /// which Buffer::from cannot view as a span).
 template <class T>
 Buffer<T> to_buffer(const std::vector<T>& host) {
-  Buffer<T> b(host.size());
-  std::copy(host.begin(), host.end(), b.data());
-  return b;
+  const std::unique_ptr<T[]> elements(new T[host.size()]);
+  std::copy(host.begin(), host.end(), elements.get());
+  return Buffer<T>::from(std::span<const T>(elements.get(), host.size()));
 }
 
 /// Relative tolerance of one correctly rounded result in T, with a margin of a

@@ -23,9 +23,10 @@ using kiln::kernels::AttentionShape;
 using kiln::test::expect_within;
 using kiln::test::random_values;
 
-// The tiles of the tests: the two blocks differ, so that a sequence length can
-// leave a tail of each that the other does not have.
-constexpr int block_m = 64, block_n = 32;
+// The tiles of the tests are the sample configuration's (attention_block_m,
+// attention_block_n): the two blocks differ for every case but f32 at
+// head_dim 128, so that a sequence length can leave a tail of each that the
+// other does not have.
 
 template <class C, int HEAD_DIM, bool CAUSAL>
 struct AttentionCase {
@@ -64,7 +65,9 @@ std::pair<std::vector<typename Case::type>, std::vector<float>> run_attention(
   // Outputs start random, so that a row the kernel fails to store is noticed.
   auto bo = kl::Buffer<C>::from(random_values<C>(q.size(), 90));
   auto blse = kl::Buffer<float>::from(random_values<float>(static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq, 91));
-  kl::compile<attention<kl::Scalar<C>, Case::head_dim, block_m, block_n, Case::causal>>().launch(
+  using T = kl::Scalar<C>;
+  constexpr int block_m = kiln::kernels::attention_block_m<T, Case::head_dim>;
+  kl::compile<attention<T, Case::head_dim, block_m, kiln::kernels::attention_block_n, Case::causal>>().launch(
       kl::Grid(kl::cdiv(shape.seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, shape.seq, shape.heads,
       static_cast<float>(shape.sm_scale), stride_batch, stride_head, stride_seq);
   return {bo.to_host(), blse.to_host()};

@@ -64,11 +64,17 @@ TYPED_TEST(Conv2dPlanned, FusedAndUnfusedMatchTheReferenceForEveryPlan) {
         expect_within(y.to_host(), ref.y, fused_bound, "fused vs reference");
         expect_within(y_unfused.to_host(), ref.y, unfused_bound, "unfused vs reference");
         // The unfused sequence writes the output three times (conv, batchnorm,
-        // SiLU) and reads the two intermediates back.
+        // SiLU) and reads the two intermediates back. A GPU does not count
+        // the bytes its launches move.
+        if (y.device().kind() == kl::Device::Kind::cuda) continue;
         const std::uint64_t out_bytes = size * sizeof(T);
         EXPECT_EQ(fused_stats.bytes_written, out_bytes);
         EXPECT_EQ(unfused_stats.bytes_written, 3 * out_bytes);
-        EXPECT_GT(unfused_stats.bytes_read, fused_stats.bytes_read + out_bytes);
+        // The emu counts every thread's loads, copies of replicated elements
+        // (a scalar, a tile over more threads than elements) included, so
+        // only the cpu device's count of elements compares the two reads.
+        if (y.device().kind() == kl::Device::Kind::cpu)
+          EXPECT_GT(unfused_stats.bytes_read, fused_stats.bytes_read + out_bytes);
       }
   }
 }

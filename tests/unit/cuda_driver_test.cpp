@@ -3,6 +3,7 @@
 // wrapper against an in-process fake driver, and a real GPU where there is one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -172,6 +173,7 @@ TEST(CudaDriver, AbiMatchesCudaHeader) {
   static_assert(same_abi(abi::cuMemFree_v2_t{}, &::cuMemFree_v2));
   static_assert(same_abi(abi::cuMemcpyHtoD_v2_t{}, &::cuMemcpyHtoD_v2));
   static_assert(same_abi(abi::cuMemcpyDtoH_v2_t{}, &::cuMemcpyDtoH_v2));
+  static_assert(same_abi(abi::cuMemsetD8_v2_t{}, &::cuMemsetD8_v2));
   static_assert(same_abi(abi::cuStreamCreate_t{}, &::cuStreamCreate));
   static_assert(same_abi(abi::cuStreamDestroy_v2_t{}, &::cuStreamDestroy_v2));
   static_assert(same_abi(abi::cuStreamSynchronize_t{}, &::cuStreamSynchronize));
@@ -304,6 +306,12 @@ EntryPoints fake_entry_points() {
     std::memcpy(destination, fake.allocations.at(address).data(), bytes);
     return abi::CUDA_SUCCESS;
   };
+  entry.memory_set_bytes = [](abi::CUdeviceptr address, unsigned char value, std::size_t count) {
+    std::vector<unsigned char>& bytes = fake.allocations.at(address);
+    std::fill(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(count), value);
+    fake.calls.push_back("memset " + std::to_string(count));
+    return abi::CUDA_SUCCESS;
+  };
   entry.stream_create = [](abi::CUstream* stream, unsigned flags) {
     if (flags != abi::CU_STREAM_NON_BLOCKING) return abi::CUresult(1);
     ++fake.streams_alive;
@@ -311,7 +319,10 @@ EntryPoints fake_entry_points() {
     return abi::CUDA_SUCCESS;
   };
   entry.stream_destroy = [](abi::CUstream) { return --fake.streams_alive, abi::CUDA_SUCCESS; };
-  entry.stream_synchronize = [](abi::CUstream) { return abi::CUDA_SUCCESS; };
+  entry.stream_synchronize = [](abi::CUstream stream) {
+    if (!stream) fake.calls.push_back("synchronize the legacy stream");
+    return abi::CUDA_SUCCESS;
+  };
   entry.event_create = [](abi::CUevent* event, unsigned) {
     *event = reinterpret_cast<abi::CUevent>(std::uintptr_t(0xE0 + fake.events_alive++));
     return abi::CUDA_SUCCESS;
@@ -404,6 +415,20 @@ TEST_F(FakeCudaDriver, MemoryRoundTripAndBounds) {
   } catch (const DriverError& error) {
     EXPECT_STREQ(error.what(), "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (2): allocating 1099511627776 bytes");
   }
+}
+
+TEST_F(FakeCudaDriver, FillZerosClearsEveryByteAndWaitsForIt) {
+  DeviceMemory memory(*driver, 12);
+  std::vector<std::uint32_t> in = {7, 8, 9}, out(3);
+  memory.copy_from_host(in.data(), 12);
+  memory.fill_zeros();
+  memory.copy_to_host(out.data(), 12);
+  EXPECT_EQ(out, std::vector<std::uint32_t>(3, 0));
+  // The memset runs in the legacy stream, so kiln waits for it there.
+  EXPECT_EQ(fake.calls, (std::vector<std::string>{"memset 12", "synchronize the legacy stream"}));
+  DeviceMemory empty(*driver, 0);
+  empty.fill_zeros();
+  EXPECT_EQ(fake.calls.size(), 2u);
 }
 
 TEST_F(FakeCudaDriver, MovedOwnersReleaseOnce) {

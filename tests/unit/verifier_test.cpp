@@ -8,6 +8,7 @@
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/parser.hpp"
 #include "kiln/ir/verifier.hpp"
+#include "ir_samples.hpp"
 
 namespace kiln::ir {
 namespace {
@@ -18,27 +19,7 @@ void expect_valid(const std::string& text) {
 }
 
 TEST(Verifier, AcceptsVectorAdd) {
-  expect_valid(R"(kernel @vector_add(%0: ptr<f32>, %1: ptr<f32>, %2: ptr<f32>, %3: i32) {
-  %4 = program_id {axis = 0} : i32
-  %5 = constant {value = 1024} : i32
-  %6 = mul %4, %5 : i32
-  %7 = arange {start = 0} : tile<1024xi32>
-  %8 = splat %6 : tile<1024xi32>
-  %9 = add %8, %7 : tile<1024xi32>
-  %10 = splat %3 : tile<1024xi32>
-  %11 = cmp %9, %10 {pred = lt} : tile<1024xi1>
-  %12 = splat %0 : tile<1024xptr<f32>>
-  %13 = addptr %12, %9 : tile<1024xptr<f32>>
-  %14 = load %13, %11 {cache = none, evict = none} : tile<1024xf32>
-  %15 = splat %1 : tile<1024xptr<f32>>
-  %16 = addptr %15, %9 : tile<1024xptr<f32>>
-  %17 = load %16, %11 {cache = cg, evict = last} : tile<1024xf32>
-  %18 = add %14, %17 : tile<1024xf32>
-  %19 = splat %2 : tile<1024xptr<f32>>
-  %20 = addptr %19, %9 : tile<1024xptr<f32>>
-  store %20, %18, %11 {cache = none, evict = none}
-}
-)");
+  expect_valid(ir_samples::vector_add_text("", ""));
 }
 
 TEST(Verifier, AcceptsShapeOps) {

@@ -71,6 +71,7 @@ void for_each_entry_point(Entries& entry, Visit visit) {
   visit(entry.memory_free, {"cuMemFree_v2"});
   visit(entry.copy_host_to_device, {"cuMemcpyHtoD_v2"});
   visit(entry.copy_device_to_host, {"cuMemcpyDtoH_v2"});
+  visit(entry.memory_set_bytes, {"cuMemsetD8_v2"});
   visit(entry.stream_create, {"cuStreamCreate"});
   visit(entry.stream_destroy, {"cuStreamDestroy_v2"});
   visit(entry.stream_synchronize, {"cuStreamSynchronize"});

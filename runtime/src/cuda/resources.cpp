@@ -95,6 +95,14 @@ void DeviceMemory::copy_to_host(void* destination, std::size_t bytes) const {
                  "copying " + std::to_string(bytes) + " bytes to the host");
 }
 
+void DeviceMemory::fill_zeros() {
+  if (bytes_ == 0) return;
+  const EntryPoints& entry = driver_->entry_points();
+  const std::string context = "zero-filling " + std::to_string(bytes_) + " bytes";
+  driver_->check(entry.memory_set_bytes(address_, 0, bytes_), "cuMemsetD8_v2", context);
+  driver_->check(entry.stream_synchronize(nullptr), "cuStreamSynchronize", context);
+}
+
 Stream::Stream(const Driver& driver) : driver_(&driver) {
   driver_->check(driver_->entry_points().stream_create(&stream_, abi::CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 }

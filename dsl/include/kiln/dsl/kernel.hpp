@@ -64,8 +64,13 @@ struct signature<void (*)(P...)> {
   using params = std::tuple<P...>;
 };
 
-/// Traces `body` as a kernel with parameters of the given types, verifies and
-/// optimizes it.
+/// Traces `body` as a kernel with parameters of the given types and verifies
+/// it: the tile IR as traced, named after `display_name` without namespaces
+/// and template arguments. Throws TraceError when the traced IR is invalid.
+std::unique_ptr<ir::Function> trace_function(std::string_view display_name, const std::vector<ir::Type>& params,
+                                             const std::function<void(const std::vector<ir::Value*>&)>& body);
+
+/// Traces `body` as trace_function does, then optimizes it.
 std::shared_ptr<const runtime::Program> build_program(std::string_view display_name, const std::vector<ir::Type>& params,
                                                       const std::function<void(const std::vector<ir::Value*>&)>& body,
                                                       const CompileOptions& options);

@@ -78,6 +78,15 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
 
 }  // namespace attention_detail
 
+/// Keys per block of the sample configuration.
+inline constexpr int attention_block_n = 32;
+/// Query rows per program of the sample configuration: 64, but 32 for f32
+/// inputs at head_dim 128, whose operands the GPU code generator's FMA `dot`
+/// stages in shared memory: at 64 rows they need more than the 48 KiB of static
+/// shared memory a kernel may use (ptxas: 0xc280 bytes).
+template <class T, int HEAD_DIM>
+inline constexpr int attention_block_m = std::is_same_v<T, kl::f32> && HEAD_DIM == 128 ? 32 : 64;
+
 /// Attention forward. q, k, v, o: [batch, heads, seq, HEAD_DIM] with the given
 /// strides of the batch, head and seq axes (one layout for all four; head_dim
 /// contiguous). lse: [batch, heads, seq] f32, contiguous: the natural log of

@@ -8,6 +8,7 @@
 
 #include "kiln/ir/ir.hpp"
 #include "kiln/lowering/axis_analysis.hpp"
+#include "kiln/lowering/blocked_layout.hpp"
 #include "kiln/lowering/linear_layout.hpp"
 
 namespace kiln::lowering {
@@ -39,7 +40,7 @@ class LayoutMap {
   std::map<std::pair<const ir::Operation*, const ir::Value*>, LayoutConversion> conversions_;
 };
 
-/// Chooses a blocked layout for every tile value of `fn` (1-D and 2-D tiles,
+/// Chooses a blocked layout for every tile value of `fn` (tiles of any rank,
 /// in the body and in nested regions, block arguments included) for
 /// `num_warps` warps of 32 lanes. The rule:
 ///  - Values an element-wise op combines (operands and results of one shape,
@@ -48,27 +49,46 @@ class LayoutMap {
 ///    `for` or `while` carries (init, region arguments, yield operand,
 ///    result) and an `if` result with its yields are one class too, so loops
 ///    and branches move no data either.
-///  - Every 2-D class uses one blocked layout for the whole kernel, order
-///    [1, 0]: size per thread [1, v], lanes and warps filling the last
-///    dimension of the largest 2-D tile first. Broadcasts between 2-D shapes
+///  - The classes of each rank R >= 2 use one blocked layout for the whole
+///    kernel (kernel_blocked_parameters), sized by the largest tile of rank
+///    R: order [R-1, …, 0], size per thread [1, …, 1, v], lanes and warps
+///    filling the last dimension first. Broadcasts between tiles of one rank
 ///    then stay inside each thread.
-///  - A 1-D class that feeds `expand_dims` at axis a takes the slice of the
-///    2-D layout of that result at a; the results of a `reduce` of a 2-D tile
-///    along a take the slice of the input's layout at a. Other 1-D classes
-///    are blocked with size per thread [v] over all lanes and warps.
+///  - A class of rank r may instead be demanded a slice of a layout of rank
+///    r + 1: the results of a `reduce` along a take the slice of the input's
+///    layout at a; a class feeding `expand_dims` at axis a takes the slice of
+///    the result's layout at a; a class feeding `join` takes the slice of the
+///    result's layout along its new last dimension. Ranks are settled from
+///    the highest down; reduces demand before expand_dims and join. 1-D
+///    classes with no demand are blocked with size per thread [v] over all
+///    lanes and warps. (In a kernel whose tiles are at most 2-D no 2-D class
+///    is demanded a slice.)
+///  - The results of a scan, and the halves of a split, form one class. The
+///    result class of a reshape, trans, join or split that no broadcast,
+///    reduction, dot, region or other shape op reads takes the layout in
+///    which the op moves no data (shape_layouts.hpp); otherwise the op's
+///    operand is converted into the layout the op needs
+///    (record_shape_op_conversions), as a scan's operands are into its
+///    results' layout, and a broadcast's operand when it does not live in
+///    the threads that hold its copies.
 ///  - v is the widest access_vector_width of the class's loads and stores
-///    whose fastest dimension is the last (all 2-D accesses together), so
-///    contiguous aligned f32 gets 4 per thread: 16-byte accesses; it is
-///    capped at the tile's elements per thread (numel / (32 * num_warps)), so
-///    a small tile is spread over all threads rather than replicated.
-/// A 1-D class that two ops need in different layouts (two expand_dims at
+///    whose fastest dimension is the last (for R >= 2, of all rank-R
+///    accesses together), so contiguous aligned f32 gets 4 per thread:
+///    16-byte accesses; it is capped at the tile's elements per thread
+///    (numel / (32 * num_warps)), so a small tile is spread over all threads
+///    rather than replicated. A rank R >= 3 that a join produces takes v >= 2,
+///    so each thread holds both elements of its pairs (Triton's join layout)
+///    and the slice its operands take matches the kernel's rank R-1 layout.
+///  - `dot` reads a and b in the dot operand layouts of its result's layout
+///    (dot_operand_layout); the accumulator and result share the 2-D layout.
+///    Each operand not already in its dot operand layout gets a conversion.
+/// A class that two ops need in different layouts (two expand_dims at
 /// different axes, a reduce and an expand_dims that disagree) keeps the
 /// layout of its class: the one its reduce leaves, else the one its first
-/// expand_dims (in program order) needs. Each use that needs another layout
-/// reads a converted copy, recorded with add_conversion. Two reduces leaving
-/// one class in different layouts would need their results converted, which
-/// is not supported yet: LoweringError naming both. Ranks above 2:
-/// LoweringError naming the defining op.
+/// expand_dims or join (in program order) needs. Each use that needs another
+/// layout reads a converted copy, recorded with add_conversion. Of two
+/// reduces leaving one class in different layouts the first (in program
+/// order) decides; the other reduce converts its results to it as it emits them.
 LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int num_warps);
 
 /// For each register of a thread in `result` (a layout of `result_shape`),
@@ -80,5 +100,19 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
 std::vector<int> thread_local_register_map(const LinearLayout& result, const ir::Shape& result_shape,
                                            const LinearLayout& source, const ir::Shape& source_shape, int inserted_axis,
                                            const std::string& what);
+
+/// Whether thread_local_register_map finds a map (every thread holds, in
+/// `source`, every element its registers of `result` take), so the op needs
+/// no conversion.
+bool is_thread_local(const LinearLayout& result, const ir::Shape& result_shape, const LinearLayout& source,
+                     const ir::Shape& source_shape, int inserted_axis);
+
+/// The kernel-wide blocked layout parameters for the tiles of one rank,
+/// sized by `largest` (the rank's largest tile): order [R-1, …, 0], size per
+/// thread [1, …, 1, width]; the 32 lanes fill the dimensions from the last,
+/// each taking up to bit_floor(largest[d]) / size_per_thread[d] of those
+/// left, the first dimension the rest; then the warps likewise, each up to
+/// what the lanes leave of that dimension.
+BlockedParameters kernel_blocked_parameters(const ir::Shape& largest, std::int64_t width, int num_warps);
 
 }  // namespace kiln::lowering

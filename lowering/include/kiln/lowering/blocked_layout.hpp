@@ -26,6 +26,16 @@ LinearLayout blocked_layout(const std::vector<std::int64_t>& shape, const std::v
                             const std::vector<std::int64_t>& threads_per_warp,
                             const std::vector<std::int64_t>& warps_per_cta, const std::vector<std::int64_t>& order);
 
+/// The parameters of a blocked layout (blocked_layout's lists), each with
+/// one entry per dimension of the tile.
+struct BlockedParameters {
+  std::vector<std::int64_t> size_per_thread;
+  std::vector<std::int64_t> threads_per_warp;
+  std::vector<std::int64_t> warps_per_cta;
+  std::vector<std::int64_t> order;  ///< fastest dimension first
+  friend bool operator==(const BlockedParameters&, const BlockedParameters&) = default;
+};
+
 /// Triton's SliceEncoding: the layout of the tile obtained by removing
 /// dimension `dim` from a tile in `parent` (a reduction along `dim`, or the
 /// operand of an `expand_dims` at `dim`). The output dimension is dropped, the

@@ -29,15 +29,24 @@ struct GpuTarget {
   /// the non-coherent cache). Without it only a kernel that writes no memory
   /// gets `noalias`: an in-place launch (`out` == `x`) would break the promise.
   bool arguments_do_not_overlap = false;
+  /// `dot` with f16 or bf16 inputs and K a multiple of 16 runs on tensor
+  /// cores (mma.sync.m16n8k16) on sm_80 and newer; false keeps every dot on
+  /// the FMA units.
+  bool tensor_cores = true;
 };
 
 /// How compile_for_gpu reports on its passes.
 struct LoweringOptions {
   /// Pass name or `all`: print that pass's output to `log`. The passes, in
   /// order: `verify`, `axes` (axis info per value), `layouts` (the linear
-  /// layout per tile), `target`, `codegen` (LLVM IR), `o3` (optimised LLVM
-  /// IR), `ptx`. Empty: taken from the environment variable KILN_DUMP.
+  /// layout per tile), `target`, `codegen` (LLVM IR), `libdevice` (links the
+  /// __nv_* math functions the kernel calls), `o3` (optimised LLVM IR),
+  /// `ptx`. Empty: taken from the environment variable KILN_DUMP.
   std::string dump_after;
+  /// Pass name: return after that pass, skipping the rest (`codegen`: the
+  /// LLVM IR only, without O3 and PTX, as the `emu` device needs). Empty:
+  /// run every pass.
+  std::string stop_after;
   /// Print each pass's wall time to `log`.
   bool timing = false;
   /// Defaults to std::cerr.
@@ -74,7 +83,7 @@ struct GpuKernel {
 GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target = {},
                           const LoweringOptions& options = {});
 
-/// "the GPU code generator does not support op `reduce` yet (softmax.hpp:41)":
+/// "the GPU code generator does not support op `atomic_rmw` on f8e4m3 yet (histogram.hpp:12)":
 /// the message for an op with no lowering; the place is the op's source line,
 /// or its first result when the line is unknown.
 std::string unsupported_op_message(const ir::Operation& op, const std::string& detail = "");

@@ -1,4 +1,6 @@
-// Devices kernels run on. Now: `cpu`, the tile-IR interpreter.
+// Devices kernels run on: `cpu` (the tile-IR interpreter), `emu` (the GPU code
+// generator's output run on this machine's cores) and `cuda` (an NVIDIA GPU
+// through the CUDA driver). DESIGN.md, "Execution backends".
 #pragma once
 
 #include <string>
@@ -9,28 +11,39 @@ namespace kiln {
 
 class Device {
  public:
-  enum class Kind { cpu };
+  enum class Kind { cpu, emu, cuda };
 
   /// The interpreter on this machine's cores (0 threads: all hardware threads).
   static Device cpu(int threads = 0);
-  /// "cpu" (or "cpu:N" for N threads). Unknown or unavailable devices throw
+  /// The LLVM IR of the GPU code generator, compiled for this machine, each
+  /// program's threads run as fibers; programs spread over `threads` host
+  /// threads (0: all hardware threads).
+  static Device emu(int threads = 0);
+  /// GPU `ordinal` through the CUDA driver.
+  static Device cuda(int ordinal = 0);
+  /// "cpu", "emu" (or "cpu:N", "emu:N" for N host threads), "cuda" or
+  /// "cuda:N" (GPU N). Unknown or unavailable devices throw
   /// std::invalid_argument naming the device and what is available.
   static Device from_name(std::string_view name);
-  /// $KILN_DEVICE if set, else the best device present (cpu now).
+  /// $KILN_DEVICE if set, else `cuda` when a driver and a GPU are present,
+  /// else `cpu`.
   static Device default_device();
   /// Every device name that can be used here.
   static std::vector<std::string> available();
 
   Kind kind() const { return kind_; }
   std::string name() const;
-  int threads() const { return threads_; }
+  /// Host threads of `cpu` and `emu` (0: all hardware threads); 0 for `cuda`.
+  int threads() const { return kind_ == Kind::cuda ? 0 : index_; }
+  /// The GPU's ordinal for `cuda`; 0 otherwise.
+  int ordinal() const { return kind_ == Kind::cuda ? index_ : 0; }
 
   friend bool operator==(const Device&, const Device&) = default;
 
  private:
-  Device(Kind kind, int threads) : kind_(kind), threads_(threads) {}
+  Device(Kind kind, int index) : kind_(kind), index_(index) {}
   Kind kind_;
-  int threads_;
+  int index_;  // host threads (cpu, emu) or GPU ordinal (cuda)
 };
 
 }  // namespace kiln

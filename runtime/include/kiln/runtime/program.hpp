@@ -22,7 +22,25 @@ struct ProgramOptions {
   std::optional<ir::PipelineOptions> passes = ir::PipelineOptions{};
   /// Build a variant per set of argument facts (Triton's specialisation).
   bool specialize = true;
+  /// Warps per program on the GPU devices (`emu`, `cuda`): each program
+  /// runs num_warps * 32 threads.
+  int num_warps = 4;
+  /// Software-pipelining depth of loops feeding `dot` on the GPU devices.
+  int num_stages = 3;
 };
+
+class Program;
+
+/// What a device other than `cpu` runs: the program compiled for it on its
+/// first launch there, then kept with the program.
+class CompiledKernel {
+ public:
+  virtual ~CompiledKernel() = default;
+  virtual LaunchStats launch(const Device& device, Grid grid, std::span<const KernelArgument> args) const = 0;
+};
+
+/// Compiles `program` for `device` (`emu`: runtime/emu, `cuda`: runtime/cuda).
+std::unique_ptr<CompiledKernel> compile_for_device(const Program& program, const Device& device);
 
 class Program : public std::enable_shared_from_this<Program> {
  public:
@@ -41,6 +59,10 @@ class Program : public std::enable_shared_from_this<Program> {
   /// How many specialised variants have been built so far.
   std::size_t specialization_count() const;
 
+  const ProgramOptions& options() const { return options_; }
+
+  /// Runs the program over `grid` on `device`: interpreted on `cpu`, else
+  /// compiled for the device on its first launch there.
   LaunchStats launch(const Device& device, Grid grid, std::span<const KernelArgument> args) const;
 
  private:
@@ -51,6 +73,8 @@ class Program : public std::enable_shared_from_this<Program> {
   InterpretedKernel interpreter_;
   mutable std::mutex mutex_;
   mutable std::map<std::vector<ir::ArgumentFacts>, std::shared_ptr<const Program>> specializations_;
+  mutable std::mutex compiled_mutex_;
+  mutable std::map<std::string, std::unique_ptr<CompiledKernel>> compiled_;  // by device name
 };
 
 }  // namespace kiln::runtime

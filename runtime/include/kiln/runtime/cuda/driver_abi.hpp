@@ -71,6 +71,7 @@ using cuMemAlloc_v2_t = CUresult (*)(CUdeviceptr* address, decltype(sizeof(0)) b
 using cuMemFree_v2_t = CUresult (*)(CUdeviceptr address);
 using cuMemcpyHtoD_v2_t = CUresult (*)(CUdeviceptr destination, const void* source, decltype(sizeof(0)) bytes);
 using cuMemcpyDtoH_v2_t = CUresult (*)(void* destination, CUdeviceptr source, decltype(sizeof(0)) bytes);
+using cuMemsetD8_v2_t = CUresult (*)(CUdeviceptr destination, unsigned char value, decltype(sizeof(0)) count);
 using cuStreamCreate_t = CUresult (*)(CUstream* stream, unsigned flags);
 using cuStreamDestroy_v2_t = CUresult (*)(CUstream stream);
 using cuStreamSynchronize_t = CUresult (*)(CUstream stream);

@@ -28,6 +28,7 @@ struct EntryPoints {
   abi::cuMemFree_v2_t memory_free = nullptr;
   abi::cuMemcpyHtoD_v2_t copy_host_to_device = nullptr;
   abi::cuMemcpyDtoH_v2_t copy_device_to_host = nullptr;
+  abi::cuMemsetD8_v2_t memory_set_bytes = nullptr;
   abi::cuStreamCreate_t stream_create = nullptr;
   abi::cuStreamDestroy_v2_t stream_destroy = nullptr;
   abi::cuStreamSynchronize_t stream_synchronize = nullptr;

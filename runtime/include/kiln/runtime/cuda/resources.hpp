@@ -52,6 +52,10 @@ class DeviceMemory {
   void copy_from_host(const void* source, std::size_t bytes);
   /// Copies the first `bytes` of this allocation to host memory (synchronous).
   void copy_to_host(void* destination, std::size_t bytes) const;
+  /// Sets every byte to zero with cuMemsetD8 and waits for it: the memset
+  /// runs in the legacy default stream, which work queued later on a
+  /// non-blocking stream would not wait for.
+  void fill_zeros();
 
   abi::CUdeviceptr address() const { return address_; }
   std::size_t size() const { return bytes_; }

@@ -1,0 +1,69 @@
+// Register layouts of the operands of `dot` (Triton's DotOperandEncoding with
+// a blocked parent), derived from the layout of the dot's result.
+#pragma once
+
+#include <cstdint>
+
+#include "kiln/lowering/linear_layout.hpp"
+
+namespace kiln::lowering {
+
+/// Which operand of `dot` (acc + a @ b) a layout is for.
+enum class DotOperand {
+  a,  ///< [M, K]: rows shared with the result
+  b,  ///< [K, N]: columns shared with the result
+};
+
+/// The layout operand `operand` of a dot whose result [M, N] lives in
+/// `result` (outputs dim0 = M, dim1 = N over register, lane and warp) must be
+/// read in so that each thread holds, for every result element it holds, the
+/// whole row of a (the whole column of b) it needs:
+///  - register: the `k_size` elements along K first (low bits, K in order),
+///    then the result's register bases with the other operand's dimension
+///    dropped (n for a, m for b); bases left zero or already spanned by the
+///    kept ones are removed, so no two registers hold the same element;
+///  - lane and warp: the result's bases with that dimension dropped, so lanes
+///    and warps that differ only along it hold the same elements (broadcast).
+/// Outputs: a is (dim0 = M, dim1 = K), b is (dim0 = K, dim1 = N). `k_size` is
+/// a power of two; `result` has outputs dim0 and dim1 and inputs register,
+/// lane, warp; otherwise std::invalid_argument names the value.
+LinearLayout dot_operand_layout(const LinearLayout& result, DotOperand operand, std::int64_t k_size);
+
+/// How the warps of a program split a dot's [M, N] result into tensor-core
+/// tiles of 16 x 8: `m` warps down the rows, `n` across the columns, and
+/// the remaining warps (when the result is too small) holding copies.
+struct MmaWarps {
+  int m = 1;
+  int n = 1;
+};
+
+/// The split for an [m_size, n_size] result and `num_warps` warps: as many
+/// warps down the rows as there are 16-row tiles (up to num_warps), the rest
+/// across the 8-column tiles.
+MmaWarps mma_warps(std::int64_t m_size, std::int64_t n_size, int num_warps);
+
+/// The accumulator layout of `mma.sync.m16n8k16` with f32 accumulators
+/// (Triton's mma v2 encoding) for an [m_size, n_size] tile. Within one
+/// 16 x 8 tile, lane l (group g = l / 4, t = l % 4) holds c0..c3 at
+/// (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1): register bits
+/// (0, 1), (8, 0); lane bits (0, 2), (0, 4), (1, 0), (2, 0), (4, 0). The
+/// warps tile 16·m x 8·n (warp bits down the rows first), and the tiles
+/// repeat in higher register bits, across the columns first. Register
+/// 4 (ni + reps_n · mi) + c holds element c of tile (mi, ni). Tiles smaller
+/// than 16·m x 8·n wrap (copies), as blocked_layout does.
+LinearLayout mma_accumulator_layout(std::int64_t m_size, std::int64_t n_size, MmaWarps warps, int num_warps);
+
+/// The fragment layout of operand a [m_size, k_size] (row-major fragment) or
+/// b [k_size, n_size] (column-major fragment) of `mma.sync.m16n8k16` for the
+/// accumulator layout above. a: lane l holds a0..a7 at (g, 2t), (g, 2t + 1),
+/// (g + 8, 2t), (g + 8, 2t + 1), (g, 2t + 8), (g, 2t + 9), (g + 8, 2t + 8),
+/// (g + 8, 2t + 9) of each 16 x 16 tile: register bits (0, 1), (8, 0),
+/// (0, 8); register 8 (ki + reps_k · mi) + e holds element e of tile
+/// (mi, ki). b: b0..b3 at (2t, g), (2t + 1, g), (2t + 8, g), (2t + 9, g)
+/// of each 16 x 8 tile: register bits (1, 0), (8, 0); register
+/// 4 (ki + reps_k · ni) + e. Warps along the other operand's dimension hold
+/// copies. `k_size` must be a multiple of 16.
+LinearLayout mma_operand_layout(DotOperand operand, std::int64_t rows, std::int64_t columns, MmaWarps warps,
+                                int num_warps);
+
+}  // namespace kiln::lowering

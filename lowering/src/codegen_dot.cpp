@@ -1,0 +1,514 @@
+// LLVM code generation for `dot` (acc + a @ b), on tensor cores or the FMA units.
+//
+// Tensor cores (f16/bf16 inputs, f32 accumulator, K a multiple of 16, sm_80+):
+// the accumulator, a and b are stored row-major into a shared staging buffer
+// from the layouts they live in and read back in the mma.sync.m16n8k16
+// fragment layouts (dot_layout.hpp); each 16 x 8 accumulator tile a warp
+// holds takes one `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` (f16) or
+// `.bf16` per 16 k, in increasing k, and the result returns through the
+// buffer to the result's layout.
+//
+// FMA units (every other dot): each thread computes the accumulator
+// registers it holds in the result's layout, reading a and b in the dot
+// operand layouts assign_layouts derived from it: for each of its result
+// rows the whole row of a, for each of its columns the whole column of b.
+// An operand whose conversion to its dot operand layout stays inside each
+// thread (or that needs none) is read from registers, k fully unrolled. Any
+// other operand is converted through shared memory, lazily: every thread
+// stores the elements it holds, and after a barrier reads a[m, k] (b[k, n])
+// for its rows (columns) inside the k loop, so only one k's operands are
+// live at a time; a runtime loop over k when both operands are staged.
+// Materialising all operand registers first would keep rows x K values live
+// (8192 for attention's Q K^T at head_dim 128) and ptxas would spill. All
+// dots of a kernel share one staging buffer.
+//
+// On the FMA units each element sums its products in increasing k from the
+// accumulator, as the interpreter does, with the same roundings: float
+// inputs are widened to f32 and each product is added to the running sum
+// (one fma where the product is exact in f32, a rounded multiply and an add
+// otherwise); `tf32` rounds the inputs to tf32 first, `tf32x3` sums the tail
+// x head, head x tail and head x head products in three passes over k; i8
+// inputs multiply and add in wrapping i32.
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "codegen.hpp"
+#include "kiln/lowering/dot_layout.hpp"
+#include "kiln/lowering/layout_conversion.hpp"
+
+namespace kiln::lowering {
+
+namespace {
+
+using ir::DType;
+using Registers = std::vector<llvm::Value*>;
+
+/// The interpreter's `precision` choices for f32 accumulation.
+enum class Precision { ieee, tf32, tf32x3 };
+
+/// How an input element enters a product: widened, or the head or tail of
+/// its tf32 split.
+enum class Part { widened, head, tail };
+
+/// Whether the product of two values of `dtype`, widened to f32, is exact in
+/// f32 (significands and exponent range both fit), so that one fma rounds as
+/// a rounded multiply followed by an add does.
+bool product_is_exact_in_f32(DType dtype) {
+  return dtype == DType::f16 || dtype == DType::f8e4m3 || dtype == DType::f8e5m2;
+}
+
+/// Where the dot reads one operand: its registers in the dot operand layout,
+/// or a row-major copy of the whole tile in shared memory.
+struct OperandSource {
+  LinearLayout layout;            // the dot operand layout
+  Registers registers;            // when read from registers
+  llvm::Value* staged = nullptr;  // its first element in shared memory
+  llvm::Type* memory_type = nullptr;
+  std::int64_t columns = 0;  // of the staged tile
+  /// The register holding compile-time coordinates (dim0, dim1).
+  std::map<std::pair<std::int32_t, std::int32_t>, int> register_of;
+};
+
+/// The sm_XY number of `arch` ("sm_90a" is 90), or 0 when it is not of that form.
+int compute_capability(const std::string& arch) {
+  int number = 0;
+  for (std::size_t i = 3;
+       arch.rfind("sm_", 0) == 0 && i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i)
+    number = number * 10 + (arch[i] - '0');
+  return number;
+}
+
+/// The most shared memory a tensor-core dot stages its accumulator, a and b
+/// in, leaving room for the kernel's other buffers under the 48 KiB of
+/// static shared memory a program may have.
+constexpr std::int64_t kTensorCoreStagingBytes = 40 * 1024;
+
+/// Whether `dot` runs on tensor cores: f16 or bf16 inputs, f32 accumulator,
+/// K a multiple of 16, sm_80 or newer, the staged tiles within
+/// kTensorCoreStagingBytes, unless the target turns tensor cores off.
+bool uses_tensor_cores(const GpuTarget& target, const ir::Operation& dot) {
+  if (!target.tensor_cores || compute_capability(target.arch) < 80 || dot.operands.size() != 3) return false;
+  const ir::Type& a = dot.operands[0]->type;
+  if (a.shape.size() != 2 || (a.dtype != DType::f16 && a.dtype != DType::bf16)) return false;
+  std::int64_t bytes = 0;
+  for (const ir::Value* operand : dot.operands) bytes += operand->type.numel() * ir::dtype_bytes(operand->type.dtype);
+  return dot.operands[2]->type.dtype == DType::f32 && a.shape[1] % 16 == 0 && bytes <= kTensorCoreStagingBytes;
+}
+
+class DotLowering {
+ public:
+  DotLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op) {}
+
+  void lower() {
+    if (op_.operands.size() != 3 || op_.results.size() != 1)
+      throw LoweringError("dot: expected a, b and an accumulator and one result (" + op_place(op_) + ")");
+    const ir::Type& a = op_.operands[0]->type;
+    const ir::Type& b = op_.operands[1]->type;
+    const ir::Type& acc = op_.operands[2]->type;
+    if (a.shape.size() != 2 || b.shape.size() != 2 || acc.shape.size() != 2)
+      throw LoweringError(unsupported_op_message(op_, "on " + ir::to_string(a) + " x " + ir::to_string(b)));
+    input_ = a.dtype;
+    is_float_ = ir::is_float(input_);
+    cg_.element_type(a, op_);
+    accumulator_type_ = cg_.element_type(acc, op_);
+    if (is_float_ != ir::is_float(acc.dtype))
+      throw LoweringError("dot: float inputs need a float accumulator and integer inputs an integer one, a is " +
+                          ir::to_string(a) + ", acc is " + ir::to_string(acc) + " (" + op_place(op_) + ")");
+    work_type_ = is_float_ ? b_.getFloatTy() : accumulator_type_;
+    precision_ = parse_precision();
+    k_size_ = static_cast<std::int32_t>(a.shape[1]);
+
+    const LinearLayout& result = cg_.layouts.at(*op_.result());
+    if (uses_tensor_cores(cg_.target, op_)) {
+      lower_on_tensor_cores(result);
+      return;
+    }
+    OperandSource a_source = operand(0, dot_operand_layout(result, DotOperand::a, k_size_));
+    OperandSource b_source = operand(1, dot_operand_layout(result, DotOperand::b, k_size_));
+    const Registers& acc_values =
+        cg_.values_of(*op_.operands[2], static_cast<std::size_t>(result.in_dim_size("register")), op_);
+    if (cg_.layouts.at(*op_.operands[2]) != result || cg_.layouts.conversion(op_, *op_.operands[2]))
+      throw LoweringError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
+    if (a_source.staged || b_source.staged) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+
+    // Per result register, the index of its row among the thread's distinct
+    // rows and of its column among its distinct columns.
+    std::map<std::int32_t, int> row_index, column_index;
+    for (int r = 0; r < result.in_dim_size("register"); ++r) {
+      const std::int32_t m = register_coordinate(result, r, 0), n = register_coordinate(result, r, 1);
+      row_of_.push_back(row_index.try_emplace(m, static_cast<int>(row_index.size())).first->second);
+      column_of_.push_back(column_index.try_emplace(n, static_cast<int>(column_index.size())).first->second);
+    }
+    rows_.resize(row_index.size());
+    columns_.resize(column_index.size());
+    for (const auto& [m, index] : row_index) rows_[static_cast<std::size_t>(index)] = m;
+    for (const auto& [n, index] : column_index) columns_[static_cast<std::size_t>(index)] = n;
+    a_thread_row_ = thread_coordinate(cg_, a_source.layout, 0);
+    b_thread_column_ = thread_coordinate(cg_, b_source.layout, 1);
+
+    Registers sums;
+    for (llvm::Value* value : acc_values) sums.push_back(to_work(value));
+    std::vector<std::pair<Part, Part>> passes;
+    if (precision_ == Precision::tf32x3) passes = {{Part::tail, Part::head}, {Part::head, Part::tail}};
+    passes.emplace_back(precision_ == Precision::ieee ? std::pair{Part::widened, Part::widened}
+                                                      : std::pair{Part::head, Part::head});
+    for (const auto& [a_part, b_part] : passes) {
+      if (a_source.staged && b_source.staged)
+        sums = accumulate_in_loop(sums, a_source, b_source, a_part, b_part);
+      else
+        for (std::int32_t k = 0; k < k_size_; ++k)
+          sums = step(sums, a_source, b_source, a_part, b_part, b_.getInt32(k), k);
+    }
+    if (a_source.staged || b_source.staged) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+
+    Registers results;
+    for (llvm::Value* sum : sums) results.push_back(from_work(sum));
+    cg_.define(*op_.result(), std::move(results));
+  }
+
+ private:
+  Precision parse_precision() const {
+    if (!op_.find_attribute("precision")) return Precision::ieee;
+    const std::string& name = op_.symbol_attribute("precision");
+    if (name == "tf32") return Precision::tf32;
+    if (name == "tf32x3") return Precision::tf32x3;
+    if (name == "ieee") return Precision::ieee;
+    throw LoweringError("dot: unknown precision '" + name + "' (" + op_place(op_) + ")");
+  }
+
+  /// Operand `index` read in `needed`, its dot operand layout: from
+  /// registers when the thread holds its elements, else staged in shared memory.
+  OperandSource operand(int index, LinearLayout needed) {
+    const ir::Value& value = *op_.operands[static_cast<std::size_t>(index)];
+    OperandSource source{std::move(needed), {}, nullptr, nullptr, 0, {}};
+    const LinearLayout& lives_in = cg_.layouts.at(value);
+    const LayoutConversion* conversion = cg_.layouts.conversion(op_, value);
+    if (conversion && conversion->to != source.layout)
+      throw LoweringError("dot: operand %" + std::to_string(value.id) +
+                          " is converted to a layout other than its dot operand layout (" + op_place(op_) + ")");
+    if (!conversion && lives_in != source.layout)
+      throw LoweringError("dot: operand %" + std::to_string(value.id) + " (" + ir::to_string(value.type) +
+                          ") is not in its dot operand layout and layout assignment recorded no conversion (" +
+                          op_place(op_) + ")");
+    if (!conversion) {
+      source.registers = cg_.values_of(value, static_cast<std::size_t>(lives_in.in_dim_size("register")), op_);
+    } else if (plan_register_permute(conversion->from, conversion->to)) {
+      source.registers = emit_layout_conversion(cg_, *conversion, op_);
+    } else {
+      stage(source, value, lives_in);
+      return source;
+    }
+    for (int r = 0; r < source.layout.in_dim_size("register"); ++r)
+      source.register_of.try_emplace(
+          {register_coordinate(source.layout, r, 0), register_coordinate(source.layout, r, 1)}, r);
+    return source;
+  }
+
+  /// Stores the elements this thread holds of `value` (in `lives_in`) at their
+  /// row-major offsets in a shared-memory copy of the whole tile.
+  void stage(OperandSource& source, const ir::Value& value, const LinearLayout& lives_in) {
+    const Registers& values = cg_.values_of(value, static_cast<std::size_t>(lives_in.in_dim_size("register")), op_);
+    source.columns = value.type.shape[1];
+    source.memory_type = cg_.memory_type(value.type.element(), op_);
+    const std::int64_t byte_offset = &value == op_.operands[0] ? 0 : staged_bytes(*op_.operands[0]);
+    source.staged =
+        b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), staging_buffer(), static_cast<std::uint64_t>(byte_offset));
+    store_tile(values, lives_in, source.columns, source.memory_type, source.staged);
+  }
+
+  /// The bytes a staged tile takes, rounded up to 16 so the next starts aligned.
+  static std::int64_t staged_bytes(const ir::Value& value) {
+    return (value.type.numel() * ir::dtype_bytes(value.type.dtype) + 15) / 16 * 16;
+  }
+
+  /// The shared-memory buffer every dot of the kernel stages its operands
+  /// in, a at its start and b after it, sized for the largest dot. Each dot
+  /// stores, waits at a barrier, reads and waits at a barrier again, so one
+  /// dot's stores never meet another's reads.
+  llvm::GlobalVariable* staging_buffer() {
+    if (llvm::GlobalVariable* existing = cg_.module.getNamedGlobal("dot_operand_smem")) return existing;
+    std::int64_t bytes = 0;
+    ir::walk(cg_.fn.body, [&](ir::Operation& op) {
+      if (op.code == ir::OpCode::dot && op.operands.size() == 3)
+        bytes = std::max(bytes, staged_bytes(*op.operands[0]) + staged_bytes(*op.operands[1]) +
+                                    (uses_tensor_cores(cg_.target, op) ? staged_bytes(*op.operands[2]) : 0));
+    });
+    auto* array = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<std::uint64_t>(bytes));
+    auto* buffer = new llvm::GlobalVariable(cg_.module, array, false, llvm::GlobalValue::InternalLinkage,
+                                            llvm::UndefValue::get(array), "dot_operand_smem", nullptr,
+                                            llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+    buffer->setAlignment(llvm::Align(16));
+    return buffer;
+  }
+
+  llvm::Value* slot(const OperandSource& source, llvm::Value* offset) {
+    return b_.CreateGEP(source.memory_type, source.staged, offset);
+  }
+
+  /// Element (row, column) of a staged operand; one coordinate is k.
+  llvm::Value* load_staged(const OperandSource& source, llvm::Value* row, llvm::Value* column) {
+    llvm::Value* offset =
+        b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<std::uint32_t>(source.columns))), column);
+    return b_.CreateLoad(source.memory_type, slot(source, offset));
+  }
+
+  /// Element (row, column) of an operand held in registers (compile-time coordinates).
+  llvm::Value* from_registers(const OperandSource& source, std::int32_t row, std::int32_t column, const char* which) {
+    auto it = source.register_of.find({row, column});
+    if (it == source.register_of.end())
+      throw LoweringError(std::string("dot: no register of operand ") + which + " holds element (" +
+                          std::to_string(row) + ", " + std::to_string(column) + ") its thread needs (" + op_place(op_) +
+                          ")");
+    return source.registers[static_cast<std::size_t>(it->second)];
+  }
+
+  /// Stores the distinct elements this thread holds of a rows x `columns`
+  /// tile in `layout` (`values` in register order) row-major at `base`.
+  void store_tile(const Registers& values, const LinearLayout& layout, std::int64_t columns, llvm::Type* memory_type,
+                  llvm::Value* base) {
+    llvm::Value* thread_row = thread_coordinate(cg_, layout, 0);
+    llvm::Value* thread_column = thread_coordinate(cg_, layout, 1);
+    std::set<std::pair<std::int32_t, std::int32_t>> stored;
+    for (int r = 0; r < layout.in_dim_size("register"); ++r) {
+      const std::int32_t row = register_coordinate(layout, r, 0), column = register_coordinate(layout, r, 1);
+      if (!stored.insert({row, column}).second) continue;
+      llvm::Value* offset = b_.CreateAdd(
+          b_.CreateMul(b_.CreateXor(thread_row, b_.getInt32(row)), b_.getInt32(static_cast<std::uint32_t>(columns))),
+          b_.CreateXor(thread_column, b_.getInt32(column)));
+      b_.CreateStore(values[static_cast<std::size_t>(r)], b_.CreateGEP(memory_type, base, offset));
+    }
+  }
+
+  /// The registers of `layout` read from a row-major tile of `columns` columns at `base`.
+  Registers load_tile(const LinearLayout& layout, std::int64_t columns, llvm::Type* memory_type, llvm::Value* base) {
+    llvm::Value* thread_row = thread_coordinate(cg_, layout, 0);
+    llvm::Value* thread_column = thread_coordinate(cg_, layout, 1);
+    Registers values;
+    for (int r = 0; r < layout.in_dim_size("register"); ++r) {
+      const std::int32_t row = register_coordinate(layout, r, 0), column = register_coordinate(layout, r, 1);
+      llvm::Value* offset = b_.CreateAdd(
+          b_.CreateMul(b_.CreateXor(thread_row, b_.getInt32(row)), b_.getInt32(static_cast<std::uint32_t>(columns))),
+          b_.CreateXor(thread_column, b_.getInt32(column)));
+      values.push_back(b_.CreateLoad(memory_type, b_.CreateGEP(memory_type, base, offset)));
+    }
+    return values;
+  }
+
+  /// The dot on tensor cores: the accumulator, a and b go through the
+  /// staging buffer into the mma.sync fragment layouts (dot_layout.hpp);
+  /// each 16 x 8 accumulator tile takes one mma.sync.m16n8k16 per 16 k, in
+  /// increasing k; the result goes back through the buffer into the
+  /// result's layout.
+  void lower_on_tensor_cores(const LinearLayout& result) {
+    const ir::Value& a = *op_.operands[0];
+    const ir::Value& b = *op_.operands[1];
+    const ir::Value& acc = *op_.operands[2];
+    const std::int64_t m_size = a.type.shape[0], n_size = b.type.shape[1];
+    const int num_warps = cg_.target.num_warps;
+    const MmaWarps warps = mma_warps(m_size, n_size, num_warps);
+    const LinearLayout c_layout = mma_accumulator_layout(m_size, n_size, warps, num_warps);
+    const LinearLayout a_layout = mma_operand_layout(DotOperand::a, m_size, k_size_, warps, num_warps);
+    const LinearLayout b_layout = mma_operand_layout(DotOperand::b, k_size_, n_size, warps, num_warps);
+    if (cg_.layouts.at(acc) != result)
+      throw LoweringError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
+
+    llvm::Type* f32 = b_.getFloatTy();
+    llvm::Value* buffer = staging_buffer();
+    llvm::Value* c_base = buffer;
+    llvm::Value* a_base =
+        b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), buffer, static_cast<std::uint64_t>(staged_bytes(acc)));
+    llvm::Value* b_base = b_.CreateConstInBoundsGEP1_64(
+        b_.getInt8Ty(), buffer, static_cast<std::uint64_t>(staged_bytes(acc) + staged_bytes(a)));
+    auto registers_of = [&](const ir::Value& value) -> const Registers& {
+      return cg_.values_of(value, static_cast<std::size_t>(cg_.layouts.at(value).in_dim_size("register")), op_);
+    };
+    auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
+
+    store_tile(registers_of(acc), result, n_size, f32, c_base);
+    store_tile(registers_of(a), cg_.layouts.at(a), k_size_, input_memory_type(), a_base);
+    store_tile(registers_of(b), cg_.layouts.at(b), n_size, input_memory_type(), b_base);
+    barrier();
+    Registers c_values = load_tile(c_layout, n_size, f32, c_base);
+    const Registers a_values = load_tile(a_layout, k_size_, input_memory_type(), a_base);
+    const Registers b_values = load_tile(b_layout, n_size, input_memory_type(), b_base);
+    barrier();
+
+    const int k_tiles = static_cast<int>(k_size_ / 16);
+    const int m_tiles = static_cast<int>(std::max<std::int64_t>(1, m_size / (16 * warps.m)));
+    const int n_tiles = static_cast<int>(std::max<std::int64_t>(1, n_size / (8 * warps.n)));
+    for (int mi = 0; mi < m_tiles; ++mi)
+      for (int ni = 0; ni < n_tiles; ++ni) {
+        const int c_first = 4 * (ni + n_tiles * mi);
+        llvm::Value* d[4] = {c_values[c_first], c_values[c_first + 1], c_values[c_first + 2], c_values[c_first + 3]};
+        for (int ki = 0; ki < k_tiles; ++ki) {
+          const int a_first = 8 * (ki + k_tiles * mi), b_first = 4 * (ki + k_tiles * ni);
+          std::vector<llvm::Value*> arguments;
+          for (int j = 0; j < 4; ++j)
+            arguments.push_back(pack(a_values[a_first + 2 * j], a_values[a_first + 2 * j + 1]));
+          for (int j = 0; j < 2; ++j)
+            arguments.push_back(pack(b_values[b_first + 2 * j], b_values[b_first + 2 * j + 1]));
+          arguments.insert(arguments.end(), d, d + 4);
+          llvm::Value* tile =
+              b_.CreateIntrinsic(input_ == DType::bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                                       : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32,
+                                 {}, arguments);
+          for (unsigned j = 0; j < 4; ++j) d[j] = b_.CreateExtractValue(tile, {j});
+        }
+        for (int j = 0; j < 4; ++j) c_values[c_first + j] = d[j];
+      }
+
+    store_tile(c_values, c_layout, n_size, f32, c_base);
+    barrier();
+    const Registers results = load_tile(result, n_size, f32, c_base);
+    barrier();
+    cg_.define(*op_.result(), results);
+  }
+
+  llvm::Type* input_memory_type() const { return cg_.memory_type(op_.operands[0]->type.element(), op_); }
+
+  /// Two 16-bit elements in one 32-bit fragment register, the first in the
+  /// low half: <2 x half> for f16, an i32 for bf16 (the intrinsics' operand types).
+  llvm::Value* pack(llvm::Value* low, llvm::Value* high) {
+    llvm::Value* pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(low->getType(), 2));
+    pair = b_.CreateInsertElement(pair, low, std::uint64_t{0});
+    pair = b_.CreateInsertElement(pair, high, std::uint64_t{1});
+    return input_ == DType::bf16 ? b_.CreateBitCast(pair, b_.getInt32Ty()) : pair;
+  }
+
+  /// One k: sums[r] += a[row(r), k] * b[k, column(r)] for every result
+  /// register. `k_constant` is k when it is known at compile time (required
+  /// for an operand read from registers).
+  Registers step(const Registers& sums, const OperandSource& a, const OperandSource& b, Part a_part, Part b_part,
+                 llvm::Value* k, std::optional<std::int32_t> k_constant) {
+    Registers a_values, b_values;
+    for (std::int32_t row : rows_) {
+      llvm::Value* value = a.staged ? load_staged(a, b_.CreateXor(a_thread_row_, b_.getInt32(row)), k)
+                                    : from_registers(a, row, k_constant.value(), "a");
+      a_values.push_back(part_of(value, a_part));
+    }
+    for (std::int32_t column : columns_) {
+      llvm::Value* value = b.staged ? load_staged(b, k, b_.CreateXor(b_thread_column_, b_.getInt32(column)))
+                                    : from_registers(b, k_constant.value(), column, "b");
+      b_values.push_back(part_of(value, b_part));
+    }
+    const bool fused = is_float_ && precision_ == Precision::ieee && product_is_exact_in_f32(input_);
+    Registers next;
+    for (std::size_t r = 0; r < sums.size(); ++r) {
+      llvm::Value* x = a_values[static_cast<std::size_t>(row_of_[r])];
+      llvm::Value* y = b_values[static_cast<std::size_t>(column_of_[r])];
+      if (fused)
+        next.push_back(b_.CreateIntrinsic(llvm::Intrinsic::fma, {work_type_}, {x, y, sums[r]}));
+      else if (is_float_)
+        next.push_back(b_.CreateFAdd(sums[r], b_.CreateFMul(x, y)));
+      else
+        next.push_back(b_.CreateAdd(sums[r], b_.CreateMul(x, y)));
+    }
+    return next;
+  }
+
+  /// The steps for k = 0 … K-1 as a runtime loop (both operands staged), the
+  /// sums carried in phis.
+  Registers accumulate_in_loop(const Registers& sums, const OperandSource& a, const OperandSource& b, Part a_part,
+                               Part b_part) {
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* loop = llvm::BasicBlock::Create(cg_.context, "dot_k", cg_.kernel);
+    auto* after = llvm::BasicBlock::Create(cg_.context, "dot_k_done", cg_.kernel);
+    b_.CreateBr(loop);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* k = b_.CreatePHI(b_.getInt32Ty(), 2, "k");
+    k->addIncoming(b_.getInt32(0), before);
+    Registers carried;
+    for (llvm::Value* sum : sums) {
+      llvm::PHINode* phi = b_.CreatePHI(work_type_, 2);
+      phi->addIncoming(sum, before);
+      carried.push_back(phi);
+    }
+    const Registers next = step(carried, a, b, a_part, b_part, k, std::nullopt);
+    llvm::Value* k_next = b_.CreateAdd(k, b_.getInt32(1));
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    k->addIncoming(k_next, latch);
+    for (std::size_t r = 0; r < next.size(); ++r) llvm::cast<llvm::PHINode>(carried[r])->addIncoming(next[r], latch);
+    llvm::BranchInst* back_edge =
+        b_.CreateCondBr(b_.CreateICmpSLT(k_next, b_.getInt32(static_cast<std::uint32_t>(k_size_))), loop, after);
+    // Not unrolled: an unrolled body keeps several k's operands live at once
+    // (255 registers for matmul at 64x64x32 without alignment facts, 80 with
+    // this), and a full unroll of K = 128 hands ptxas tens of thousands of
+    // straight-line products.
+    llvm::Metadata* loop_properties[] = {
+        nullptr, llvm::MDNode::get(cg_.context, {llvm::MDString::get(cg_.context, "llvm.loop.unroll.disable")})};
+    llvm::MDNode* loop_id = llvm::MDNode::getDistinct(cg_.context, loop_properties);
+    loop_id->replaceOperandWith(0, loop_id);
+    back_edge->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
+    b_.SetInsertPoint(after);
+    return next;
+  }
+
+  /// An input element as it enters a product: widened to f32 (floats) or to
+  /// the accumulator's type (sign- or zero-extended integers), or the head or
+  /// tail of its tf32 split.
+  llvm::Value* part_of(llvm::Value* value, Part part) {
+    if (!is_float_)
+      return ir::is_unsigned_int(input_) ? b_.CreateZExtOrTrunc(value, work_type_)
+                                         : b_.CreateSExtOrTrunc(value, work_type_);
+    llvm::Value* widened = is_fp8(input_)                  ? fp8_to_float(cg_, value, input_)
+                           : value->getType() == work_type_ ? value
+                                                            : b_.CreateFPExt(value, work_type_);
+    if (part == Part::widened) return widened;
+    llvm::Value* head = round_tf32(widened);
+    return part == Part::head ? head : round_tf32(b_.CreateFSub(widened, head));
+  }
+
+  /// The interpreter's tf32 rounding: to nearest even at 10 mantissa bits,
+  /// infinities and NaN unchanged.
+  llvm::Value* round_tf32(llvm::Value* value) {
+    llvm::Value* bits = b_.CreateBitCast(value, b_.getInt32Ty());
+    llvm::Value* not_finite = b_.CreateICmpEQ(b_.CreateAnd(bits, 0x7f800000u), b_.getInt32(0x7f800000u));
+    llvm::Value* carry = b_.CreateAnd(b_.CreateLShr(bits, 13), 1);
+    llvm::Value* rounded = b_.CreateAnd(b_.CreateAdd(b_.CreateAdd(bits, b_.getInt32(0xfffu)), carry), ~0x1fffu);
+    return b_.CreateBitCast(b_.CreateSelect(not_finite, bits, rounded), work_type_);
+  }
+
+  llvm::Value* to_work(llvm::Value* value) {
+    if (value->getType() == work_type_) return value;
+    return is_float_ ? b_.CreateFPCast(value, work_type_) : b_.CreateSExtOrTrunc(value, work_type_);
+  }
+  llvm::Value* from_work(llvm::Value* value) {
+    if (value->getType() == accumulator_type_) return value;
+    return is_float_ ? b_.CreateFPCast(value, accumulator_type_) : b_.CreateTrunc(value, accumulator_type_);
+  }
+
+  KernelCodegen& cg_;
+  llvm::IRBuilder<>& b_;
+  const ir::Operation& op_;
+  DType input_ = DType::f32;
+  bool is_float_ = true;
+  llvm::Type* accumulator_type_ = nullptr;
+  llvm::Type* work_type_ = nullptr;
+  Precision precision_ = Precision::ieee;
+  std::int32_t k_size_ = 0;
+  /// The compile-time parts of the thread's distinct result rows and
+  /// columns, and each result register's index among them.
+  std::vector<std::int32_t> rows_, columns_;
+  std::vector<int> row_of_, column_of_;
+  /// The thread parts of its rows of a and columns of b.
+  llvm::Value* a_thread_row_ = nullptr;
+  llvm::Value* b_thread_column_ = nullptr;
+};
+
+}  // namespace
+
+bool emit_dot_op(KernelCodegen& cg, const ir::Operation& op) {
+  if (op.code != ir::OpCode::dot) return false;
+  DotLowering(cg, op).lower();
+  return true;
+}
+
+}  // namespace kiln::lowering

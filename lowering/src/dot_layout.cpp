@@ -1,0 +1,164 @@
+// The operand layouts of `dot`: for the FMA path built from the result's layout basis
+// by basis, and the tensor-core (mma.sync.m16n8k16) fragment layouts.
+#include "kiln/lowering/dot_layout.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::lowering {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
+
+/// The operand's coordinates of a result basis (m, n): the shared dimension
+/// kept, K left at 0.
+LinearLayout::Basis project(const LinearLayout::Basis& result_basis, DotOperand operand) {
+  return operand == DotOperand::a ? LinearLayout::Basis{result_basis[0], 0} : LinearLayout::Basis{0, result_basis[1]};
+}
+
+/// Packs an operand coordinate pair into one integer for span bookkeeping.
+std::int64_t pack(const LinearLayout::Basis& basis) {
+  return (static_cast<std::int64_t>(basis[0]) << 32) | static_cast<std::uint32_t>(basis[1]);
+}
+
+int log2_of(std::int64_t value) { return std::countr_zero(static_cast<std::uint64_t>(value)); }
+
+void check_power_of_two(const char* what, std::int64_t value) {
+  if (value <= 0 || !std::has_single_bit(static_cast<std::uint64_t>(value)) || value > (std::int64_t{1} << 30))
+    fail(std::string("mma layout: ") + what + " is " + std::to_string(value) + ", not a power of two");
+}
+
+/// `count` (a power of two) bases stepping by `step` along dimension `dim`:
+/// step, 2 step, 4 step, …
+void append_steps(std::vector<LinearLayout::Basis>& bases, std::int64_t count, std::int64_t step, int dim) {
+  for (std::int64_t factor = 1; factor < count; factor *= 2) {
+    LinearLayout::Basis basis = {0, 0};
+    basis[dim] = static_cast<std::int32_t>(step * factor);
+    bases.push_back(basis);
+  }
+}
+
+/// The layout with these bases onto a rows x columns tile; a coordinate at
+/// or beyond the tile's size wraps to 0 (copies), as in blocked_layout.
+LinearLayout from_bases(std::vector<LinearLayout::Basis> registers, std::vector<LinearLayout::Basis> lanes,
+                        std::vector<LinearLayout::Basis> warps, std::int64_t rows, std::int64_t columns) {
+  for (auto* bases : {&registers, &lanes, &warps})
+    for (auto& basis : *bases) {
+      if (basis[0] >= rows) basis[0] = 0;
+      if (basis[1] >= columns) basis[1] = 0;
+    }
+  return LinearLayout({{"register", std::move(registers)}, {"lane", std::move(lanes)}, {"warp", std::move(warps)}},
+                      {{"dim0", log2_of(rows)}, {"dim1", log2_of(columns)}});
+}
+
+/// The warp bases: m bits down the rows (16 apart), then n bits across the
+/// columns (8 apart), either replaced by 0 where the operand does not span
+/// that dimension, then copies.
+std::vector<LinearLayout::Basis> warp_bases(MmaWarps warps, int num_warps, bool along_m, bool along_n) {
+  std::vector<LinearLayout::Basis> bases;
+  append_steps(bases, warps.m, 16, 0);
+  if (!along_m) bases.assign(bases.size(), {0, 0});
+  std::vector<LinearLayout::Basis> n_bases;
+  append_steps(n_bases, warps.n, 8, 1);
+  if (!along_n) n_bases.assign(n_bases.size(), {0, 0});
+  bases.insert(bases.end(), n_bases.begin(), n_bases.end());
+  while (static_cast<int>(bases.size()) < log2_of(num_warps)) bases.push_back({0, 0});
+  return bases;
+}
+
+}  // namespace
+
+MmaWarps mma_warps(std::int64_t m_size, std::int64_t n_size, int num_warps) {
+  check_power_of_two("M", m_size);
+  check_power_of_two("N", n_size);
+  check_power_of_two("num_warps", num_warps);
+  MmaWarps warps;
+  warps.m = static_cast<int>(std::clamp<std::int64_t>(m_size / 16, 1, num_warps));
+  warps.n = static_cast<int>(std::clamp<std::int64_t>(n_size / 8, 1, num_warps / warps.m));
+  return warps;
+}
+
+LinearLayout mma_accumulator_layout(std::int64_t m_size, std::int64_t n_size, MmaWarps warps, int num_warps) {
+  check_power_of_two("M", m_size);
+  check_power_of_two("N", n_size);
+  std::vector<LinearLayout::Basis> registers = {{0, 1}, {8, 0}};
+  append_steps(registers, std::max<std::int64_t>(1, n_size / (8 * warps.n)), 8 * warps.n, 1);
+  append_steps(registers, std::max<std::int64_t>(1, m_size / (16 * warps.m)), 16 * warps.m, 0);
+  return from_bases(std::move(registers), {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}},
+                    warp_bases(warps, num_warps, true, true), m_size, n_size);
+}
+
+LinearLayout mma_operand_layout(DotOperand operand, std::int64_t rows, std::int64_t columns, MmaWarps warps,
+                                int num_warps) {
+  check_power_of_two("rows", rows);
+  check_power_of_two("columns", columns);
+  if (operand == DotOperand::a) {
+    if (columns % 16 != 0) fail("mma layout: K is " + std::to_string(columns) + ", not a multiple of 16");
+    std::vector<LinearLayout::Basis> registers = {{0, 1}, {8, 0}, {0, 8}};
+    append_steps(registers, columns / 16, 16, 1);
+    append_steps(registers, std::max<std::int64_t>(1, rows / (16 * warps.m)), 16 * warps.m, 0);
+    return from_bases(std::move(registers), {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}},
+                      warp_bases(warps, num_warps, true, false), rows, columns);
+  }
+  if (rows % 16 != 0) fail("mma layout: K is " + std::to_string(rows) + ", not a multiple of 16");
+  std::vector<LinearLayout::Basis> registers = {{1, 0}, {8, 0}};
+  append_steps(registers, rows / 16, 16, 0);
+  append_steps(registers, std::max<std::int64_t>(1, columns / (8 * warps.n)), 8 * warps.n, 1);
+  return from_bases(std::move(registers), {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}},
+                    warp_bases(warps, num_warps, false, true), rows, columns);
+}
+
+LinearLayout dot_operand_layout(const LinearLayout& result, DotOperand operand, std::int64_t k_size) {
+  if (k_size <= 0 || !std::has_single_bit(static_cast<std::uint64_t>(k_size)) || k_size > (std::int64_t{1} << 30))
+    fail("dot_operand_layout: K is " + std::to_string(k_size) + ", not a power of two");
+  const auto& outs = result.out_dims();
+  if (outs.size() != 2 || outs[0].name != "dim0" || outs[1].name != "dim1")
+    fail("dot_operand_layout: the result layout's outputs are not (dim0, dim1):\n" + to_string(result));
+  for (const char* in : {"register", "lane", "warp"})
+    if (!result.has_in_dim(in)) fail(std::string("dot_operand_layout: the result layout has no input '") + in + "'");
+
+  const int k_bits = std::countr_zero(static_cast<std::uint64_t>(k_size));
+  const int k_position = operand == DotOperand::a ? 1 : 0;
+  std::vector<LinearLayout::OutDim> operand_outs = {{"dim0", outs[0].log2_size}, {"dim1", outs[1].log2_size}};
+  operand_outs[k_position].log2_size = k_bits;
+
+  // The K elements, then the result's registers along the shared dimension;
+  // a register whose basis is spanned by the kept ones would hold a copy.
+  LinearLayout::InDim registers{"register", {}};
+  std::set<std::int64_t> span = {0};
+  auto keep_if_new = [&](const LinearLayout::Basis& basis) {
+    if (span.count(pack(basis))) return;
+    std::vector<std::int64_t> grown;
+    for (std::int64_t element : span) {
+      LinearLayout::Basis sum = {static_cast<std::int32_t>(element >> 32) ^ basis[0],
+                                 static_cast<std::int32_t>(element & 0xffffffff) ^ basis[1]};
+      grown.push_back(pack(sum));
+    }
+    span.insert(grown.begin(), grown.end());
+    registers.bases.push_back(basis);
+  };
+  for (int bit = 0; bit < k_bits; ++bit) {
+    LinearLayout::Basis basis = {0, 0};
+    basis[k_position] = std::int32_t{1} << bit;
+    keep_if_new(basis);
+  }
+  for (int bit = 0; bit < result.in_dim_size_log2("register"); ++bit)
+    keep_if_new(project(result.basis("register", bit), operand));
+
+  std::vector<LinearLayout::InDim> ins = {std::move(registers)};
+  for (const char* in : {"lane", "warp"}) {
+    LinearLayout::InDim thread_dim{in, {}};
+    for (int bit = 0; bit < result.in_dim_size_log2(in); ++bit)
+      thread_dim.bases.push_back(project(result.basis(in, bit), operand));
+    ins.push_back(std::move(thread_dim));
+  }
+  return LinearLayout(std::move(ins), std::move(operand_outs));
+}
+
+}  // namespace kiln::lowering

@@ -1,0 +1,402 @@
+// The hooks: thread and program indices, barriers, fences, warp shuffles and
+// votes, mma.sync, NVVM math, libdevice's __nv_* on host libm, vprintf,
+// __assertfail, shared memory, the global access check, and the f16/bf16
+// conversions the host backend calls. Each is `extern "C"` and never throws: a failure ends the
+// running program through CtaScheduler::fault.
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <mutex>
+
+#include "cta_scheduler.hpp"
+#include "hooks.hpp"
+
+namespace kiln::runtime::emu {
+
+namespace {
+
+CtaScheduler& scheduler() { return CtaScheduler::current(); }
+
+std::uint32_t float_bits(float value) { return std::bit_cast<std::uint32_t>(value); }
+float bits_float(std::uint32_t bits) { return std::bit_cast<float>(bits); }
+
+/// f32 to bf16 bits, rounding to nearest even. A NaN keeps its top bits: the
+/// host backend widens bf16 to f32 and back around operations that only move
+/// bits (a bitcast to i16), which must not quiet a signalling NaN; a NaN
+/// whose payload lies only in the low bits gets the quiet bit.
+std::uint16_t bfloat16_bits(float value) {
+  const std::uint32_t bits = float_bits(value);
+  if (std::isnan(value)) {
+    const auto top = static_cast<std::uint16_t>(bits >> 16);
+    return (top & 0x7f) != 0 ? top : static_cast<std::uint16_t>(top | 0x40);
+  }
+  const std::uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
+  return static_cast<std::uint16_t>((bits + rounding) >> 16);
+}
+
+/// f64 to f32 rounding to odd: a second rounding (to bf16) then rounds as one
+/// rounding of the double would.
+float round_to_odd_float(double value) {
+  float rounded = static_cast<float>(value);
+  if (!std::isfinite(value) || static_cast<double>(rounded) == value) return rounded;
+  if (std::fabs(static_cast<double>(rounded)) > std::fabs(value)) rounded = std::nextafter(rounded, 0.0f);
+  return bits_float(float_bits(rounded) | 1u);
+}
+
+/// A 16-bit pattern returned the way the host ABI returns half and bfloat (in an XMM register).
+_Float16 as_returned_half(std::uint16_t bits) { return std::bit_cast<_Float16>(bits); }
+
+std::string place(const char* file, unsigned line) {
+  if (!file || !*file) return "";
+  return " at " + std::string(file) + ":" + std::to_string(line);
+}
+
+std::string program_string() {
+  const auto& p = scheduler().program();
+  return "program (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ")";
+}
+
+}  // namespace
+
+}  // namespace kiln::runtime::emu
+
+using kiln::runtime::emu::BarrierMode;
+using kiln::runtime::emu::ShuffleMode;
+using kiln::runtime::emu::VoteMode;
+using kiln::runtime::emu::scheduler;
+
+extern "C" {
+
+// Special registers. Programs are one-dimensional blocks of num_warps * 32 threads.
+std::uint32_t kiln_emu_thread_index_x() { return static_cast<std::uint32_t>(scheduler().thread_index()); }
+std::uint32_t kiln_emu_thread_index_yz() { return 0; }
+std::uint32_t kiln_emu_threads_x() { return static_cast<std::uint32_t>(scheduler().thread_count()); }
+std::uint32_t kiln_emu_threads_yz() { return 1; }
+std::uint32_t kiln_emu_program_id_x() { return static_cast<std::uint32_t>(scheduler().program()[0]); }
+std::uint32_t kiln_emu_program_id_y() { return static_cast<std::uint32_t>(scheduler().program()[1]); }
+std::uint32_t kiln_emu_program_id_z() { return static_cast<std::uint32_t>(scheduler().program()[2]); }
+std::uint32_t kiln_emu_programs_x() { return static_cast<std::uint32_t>(scheduler().launch().grid[0]); }
+std::uint32_t kiln_emu_programs_y() { return static_cast<std::uint32_t>(scheduler().launch().grid[1]); }
+std::uint32_t kiln_emu_programs_z() { return static_cast<std::uint32_t>(scheduler().launch().grid[2]); }
+std::uint32_t kiln_emu_lane_id() { return static_cast<std::uint32_t>(scheduler().thread_index() % 32); }
+std::uint32_t kiln_emu_warp_id() { return static_cast<std::uint32_t>(scheduler().thread_index() / 32); }
+std::uint32_t kiln_emu_warp_size() { return 32; }
+
+// Barriers: bar.sync 0 (the only barrier the code generator uses); the
+// predicate reductions of barrier0.and/or/popc; bar.warp.sync waits for the warp.
+void kiln_emu_barrier() { scheduler().barrier(); }
+void kiln_emu_barrier_numbered(std::uint32_t) { scheduler().barrier(); }
+std::uint32_t kiln_emu_barrier_all(std::uint32_t predicate) {
+  return scheduler().barrier(BarrierMode::all, predicate != 0);
+}
+std::uint32_t kiln_emu_barrier_any(std::uint32_t predicate) {
+  return scheduler().barrier(BarrierMode::any, predicate != 0);
+}
+std::uint32_t kiln_emu_barrier_count(std::uint32_t predicate) {
+  return scheduler().barrier(BarrierMode::count, predicate != 0);
+}
+void kiln_emu_warp_sync(std::uint32_t mask) { scheduler().vote(VoteMode::all, mask, true); }
+
+// membar.{cta,gl,sys}: programs run on several host threads, so every
+// scope is a real sequentially consistent fence.
+void kiln_emu_memory_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+// shfl.sync.{idx,bfly,up,down}.{i32,f32}(member mask, value, lane operand, clamp).
+#define KILN_EMU_SHUFFLE(mode_name, mode)                                                                          \
+  std::uint32_t kiln_emu_shfl_sync_##mode_name##_i32(std::uint32_t mask, std::uint32_t value, std::uint32_t b,     \
+                                                      std::uint32_t c) {                                           \
+    return scheduler().shuffle(mode, mask, value, b, c);                                                           \
+  }                                                                                                                \
+  float kiln_emu_shfl_sync_##mode_name##_f32(std::uint32_t mask, float value, std::uint32_t b, std::uint32_t c) { \
+    return kiln::runtime::emu::bits_float(                                                                         \
+        scheduler().shuffle(mode, mask, kiln::runtime::emu::float_bits(value), b, c));                             \
+  }
+KILN_EMU_SHUFFLE(idx, ShuffleMode::index)
+KILN_EMU_SHUFFLE(bfly, ShuffleMode::butterfly)
+KILN_EMU_SHUFFLE(up, ShuffleMode::up)
+KILN_EMU_SHUFFLE(down, ShuffleMode::down)
+#undef KILN_EMU_SHUFFLE
+
+// vote.sync.{all,any,uni,ballot}(member mask, predicate); the retargeting
+// passes i1 as i32 and reads an i1 result from the i32's bit 0.
+std::uint32_t kiln_emu_vote_all(std::uint32_t mask, std::uint32_t p) {
+  return scheduler().vote(VoteMode::all, mask, p & 1);
+}
+std::uint32_t kiln_emu_vote_any(std::uint32_t mask, std::uint32_t p) {
+  return scheduler().vote(VoteMode::any, mask, p & 1);
+}
+std::uint32_t kiln_emu_vote_uni(std::uint32_t mask, std::uint32_t p) {
+  return scheduler().vote(VoteMode::uniform, mask, p & 1);
+}
+std::uint32_t kiln_emu_vote_ballot(std::uint32_t mask, std::uint32_t p) {
+  return scheduler().vote(VoteMode::ballot, mask, p & 1);
+}
+
+// mma.sync.aligned.m16n8k16.row.col (bf16, f16) and m16n8k8 (tf32), f32
+// accumulators: A in 4 registers, B in 2, C in 4; D written through `d` (the
+// retargeting passes <2 x half> registers as i32 and the returned struct
+// through a pointer).
+#define KILN_EMU_MMA(name, input)                                                                                  \
+  void kiln_emu_mma_##name(std::uint32_t a0, std::uint32_t a1, std::uint32_t a2, std::uint32_t a3, std::uint32_t b0, \
+                           std::uint32_t b1, float c0, float c1, float c2, float c3, float* d) {                    \
+    const std::uint32_t a[4] = {a0, a1, a2, a3};                                                                   \
+    const std::uint32_t b[2] = {b0, b1};                                                                           \
+    const float c[4] = {c0, c1, c2, c3};                                                                           \
+    kiln::runtime::emu::warp_matrix_multiply(input, a, b, c, d);                                                   \
+  }
+KILN_EMU_MMA(m16n8k16_bf16, kiln::runtime::emu::MmaInput::bf16)
+KILN_EMU_MMA(m16n8k16_f16, kiln::runtime::emu::MmaInput::f16)
+KILN_EMU_MMA(m16n8k8_tf32, kiln::runtime::emu::MmaInput::tf32)
+#undef KILN_EMU_MMA
+
+// NVVM math: the approximations computed exactly by the host (within their
+// documented error of the GPU's results).
+float kiln_emu_ex2_f32(float x) { return std::exp2(x); }
+double kiln_emu_ex2_f64(double x) { return std::exp2(x); }
+float kiln_emu_lg2_f32(float x) { return std::log2(x); }
+double kiln_emu_lg2_f64(double x) { return std::log2(x); }
+float kiln_emu_sin_f32(float x) { return std::sin(x); }
+float kiln_emu_cos_f32(float x) { return std::cos(x); }
+float kiln_emu_sqrt_f32(float x) { return std::sqrt(x); }
+float kiln_emu_rsqrt_f32(float x) { return 1.0f / std::sqrt(x); }
+double kiln_emu_rsqrt_f64(double x) { return 1.0 / std::sqrt(x); }
+float kiln_emu_rcp_f32(float x) { return 1.0f / x; }
+double kiln_emu_rcp_f64(double x) { return 1.0 / x; }
+float kiln_emu_fmax_f32(float a, float b) { return std::fmax(a, b); }
+float kiln_emu_fmin_f32(float a, float b) { return std::fmin(a, b); }
+double kiln_emu_fmax_f64(double a, double b) { return std::fmax(a, b); }
+double kiln_emu_fmin_f64(double a, double b) { return std::fmin(a, b); }
+std::int32_t kiln_emu_mulhi_i32(std::int32_t a, std::int32_t b) {
+  return static_cast<std::int32_t>((static_cast<std::int64_t>(a) * b) >> 32);
+}
+std::uint32_t kiln_emu_mulhi_u32(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32);
+}
+std::int64_t kiln_emu_mulhi_i64(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>((static_cast<__int128>(a) * b) >> 64);
+}
+std::uint64_t kiln_emu_mulhi_u64(std::uint64_t a, std::uint64_t b) {
+  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
+}
+
+// libdevice, on host libm: __nv_<f>f (f32) and __nv_<f> (f64).
+#define KILN_EMU_LIBM_UNARY(name)                                      \
+  float kiln_emu_nv_##name##f(float x) { return std::name(x); }       \
+  double kiln_emu_nv_##name(double x) { return std::name(x); }
+#define KILN_EMU_LIBM_BINARY(name)                                                \
+  float kiln_emu_nv_##name##f(float x, float y) { return std::name(x, y); }      \
+  double kiln_emu_nv_##name(double x, double y) { return std::name(x, y); }
+#define KILN_EMU_LIBM_UNARY_LIST(X)                                                                                  \
+  X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(tanh) X(asinh) X(acosh) X(atanh) X(exp) X(exp2)   \
+  X(expm1) X(log) X(log2) X(log10) X(log1p) X(sqrt) X(cbrt) X(erf) X(erfc) X(lgamma) X(tgamma) X(floor) X(ceil)   \
+  X(trunc) X(round) X(rint) X(nearbyint) X(fabs) X(logb)
+#define KILN_EMU_LIBM_BINARY_LIST(X) \
+  X(pow) X(atan2) X(fmod) X(remainder) X(hypot) X(copysign) X(fmin) X(fmax) X(fdim) X(nextafter)
+KILN_EMU_LIBM_UNARY_LIST(KILN_EMU_LIBM_UNARY)
+KILN_EMU_LIBM_BINARY_LIST(KILN_EMU_LIBM_BINARY)
+float kiln_emu_nv_exp10f(float x) { return std::pow(10.0f, x); }
+double kiln_emu_nv_exp10(double x) { return std::pow(10.0, x); }
+float kiln_emu_nv_rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+double kiln_emu_nv_rsqrt(double x) { return 1.0 / std::sqrt(x); }
+float kiln_emu_nv_fmaf(float x, float y, float z) { return std::fma(x, y, z); }
+double kiln_emu_nv_fma(double x, double y, double z) { return std::fma(x, y, z); }
+float kiln_emu_nv_powif(float x, std::int32_t n) { return std::pow(x, static_cast<float>(n)); }
+double kiln_emu_nv_powi(double x, std::int32_t n) { return std::pow(x, static_cast<double>(n)); }
+float kiln_emu_nv_ldexpf(float x, std::int32_t n) { return std::ldexp(x, n); }
+double kiln_emu_nv_ldexp(double x, std::int32_t n) { return std::ldexp(x, n); }
+std::int32_t kiln_emu_nv_isnanf(float x) { return std::isnan(x); }
+std::int32_t kiln_emu_nv_isnand(double x) { return std::isnan(x); }
+std::int32_t kiln_emu_nv_isinff(float x) { return std::isinf(x); }
+std::int32_t kiln_emu_nv_isinfd(double x) { return std::isinf(x); }
+std::int32_t kiln_emu_nv_finitef(float x) { return std::isfinite(x); }
+std::int32_t kiln_emu_nv_isfinited(double x) { return std::isfinite(x); }
+std::int32_t kiln_emu_nv_signbitf(float x) { return std::signbit(x); }
+std::int32_t kiln_emu_nv_signbitd(double x) { return std::signbit(x); }
+std::int32_t kiln_emu_nv_mulhi(std::int32_t a, std::int32_t b) { return kiln_emu_mulhi_i32(a, b); }
+std::uint32_t kiln_emu_nv_umulhi(std::uint32_t a, std::uint32_t b) { return kiln_emu_mulhi_u32(a, b); }
+std::int64_t kiln_emu_nv_mul64hi(std::int64_t a, std::int64_t b) { return kiln_emu_mulhi_i64(a, b); }
+std::uint64_t kiln_emu_nv_umul64hi(std::uint64_t a, std::uint64_t b) { return kiln_emu_mulhi_u64(a, b); }
+std::int32_t kiln_emu_nv_popc(std::uint32_t x) { return std::popcount(x); }
+std::int32_t kiln_emu_nv_popcll(std::uint64_t x) { return std::popcount(x); }
+std::int32_t kiln_emu_nv_clz(std::uint32_t x) { return std::countl_zero(x); }
+std::int32_t kiln_emu_nv_clzll(std::uint64_t x) { return std::countl_zero(x); }
+float kiln_emu_nv_saturatef(float x) { return std::isnan(x) ? 0.0f : std::fmin(std::fmax(x, 0.0f), 1.0f); }
+
+// printf and assert, with CUDA's signatures.
+std::int32_t kiln_emu_vprintf(const char* format, const std::byte* arguments) {
+  static std::mutex output;
+  try {
+    const std::string text = kiln::runtime::emu::format_device_printf(format, arguments);
+    std::lock_guard lock(output);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return static_cast<std::int32_t>(text.size());
+  } catch (const std::exception& e) {
+    scheduler().fault("vprintf: " + std::string(e.what()));
+  }
+}
+void kiln_emu_assertfail(const char* message, const char* file, std::uint32_t line, const char*, std::uint64_t) {
+  std::string text = "kernel " + scheduler().launch().kernel->name + ": assert failed" +
+                     kiln::runtime::emu::place(file, line) + ": " + (message ? message : "") + " (" +
+                     kiln::runtime::emu::program_string() + ", thread " + std::to_string(scheduler().thread_index()) +
+                     ")";
+  scheduler().fault(text);
+}
+
+// The hooks the retargeting inserts.
+void* kiln_emu_shared_memory() { return scheduler().shared_memory(); }
+void kiln_emu_check_global_access(const void* address, std::uint64_t bytes, std::uint32_t site) {
+  kiln::runtime::emu::check_global_access(reinterpret_cast<std::uintptr_t>(address), bytes, site);
+}
+
+// Conversions the host backend calls for half and bfloat16 (libgcc 12 has no bf16 ones).
+float kiln_emu_extendhfsf2(_Float16 x) { return static_cast<float>(x); }
+_Float16 kiln_emu_truncsfhf2(float x) { return static_cast<_Float16>(x); }
+_Float16 kiln_emu_truncdfhf2(double x) { return static_cast<_Float16>(x); }
+_Float16 kiln_emu_truncsfbf2(float x) {
+  return kiln::runtime::emu::as_returned_half(kiln::runtime::emu::bfloat16_bits(x));
+}
+_Float16 kiln_emu_truncdfbf2(double x) {
+  return kiln::runtime::emu::as_returned_half(
+      kiln::runtime::emu::bfloat16_bits(kiln::runtime::emu::round_to_odd_float(x)));
+}
+
+}  // extern "C"
+
+namespace kiln::runtime::emu {
+
+namespace {
+
+#define KILN_EMU_HOOK(replaces, hook) Hook{replaces, #hook, reinterpret_cast<void*>(&hook)}
+#define KILN_EMU_LIBM_UNARY_HOOKS(name)                                          \
+  KILN_EMU_HOOK("__nv_" #name "f", kiln_emu_nv_##name##f),                       \
+  KILN_EMU_HOOK("__nv_fast_" #name "f", kiln_emu_nv_##name##f),                  \
+  KILN_EMU_HOOK("__nv_" #name, kiln_emu_nv_##name),
+#define KILN_EMU_LIBM_BINARY_HOOKS(name)                                         \
+  KILN_EMU_HOOK("__nv_" #name "f", kiln_emu_nv_##name##f),                       \
+  KILN_EMU_HOOK("__nv_fast_" #name "f", kiln_emu_nv_##name##f),                  \
+  KILN_EMU_HOOK("__nv_" #name, kiln_emu_nv_##name),
+
+const Hook kHooks[] = {
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.tid.x", kiln_emu_thread_index_x),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.tid.y", kiln_emu_thread_index_yz),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.tid.z", kiln_emu_thread_index_yz),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.ntid.x", kiln_emu_threads_x),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.ntid.y", kiln_emu_threads_yz),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.ntid.z", kiln_emu_threads_yz),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.ctaid.x", kiln_emu_program_id_x),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.ctaid.y", kiln_emu_program_id_y),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.ctaid.z", kiln_emu_program_id_z),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.nctaid.x", kiln_emu_programs_x),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.nctaid.y", kiln_emu_programs_y),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.nctaid.z", kiln_emu_programs_z),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.laneid", kiln_emu_lane_id),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.warpid", kiln_emu_warp_id),
+    KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.warpsize", kiln_emu_warp_size),
+    KILN_EMU_HOOK("llvm.nvvm.barrier0", kiln_emu_barrier),
+    KILN_EMU_HOOK("llvm.nvvm.barrier.sync", kiln_emu_barrier_numbered),
+    KILN_EMU_HOOK("llvm.nvvm.bar.sync", kiln_emu_barrier_numbered),
+    KILN_EMU_HOOK("llvm.nvvm.barrier0.and", kiln_emu_barrier_all),
+    KILN_EMU_HOOK("llvm.nvvm.barrier0.or", kiln_emu_barrier_any),
+    KILN_EMU_HOOK("llvm.nvvm.barrier0.popc", kiln_emu_barrier_count),
+    KILN_EMU_HOOK("llvm.nvvm.bar.warp.sync", kiln_emu_warp_sync),
+    KILN_EMU_HOOK("llvm.nvvm.membar.cta", kiln_emu_memory_fence),
+    KILN_EMU_HOOK("llvm.nvvm.membar.gl", kiln_emu_memory_fence),
+    KILN_EMU_HOOK("llvm.nvvm.membar.sys", kiln_emu_memory_fence),
+    KILN_EMU_HOOK("llvm.nvvm.shfl.sync.idx.i32", kiln_emu_shfl_sync_idx_i32),
+    KILN_EMU_HOOK("llvm.nvvm.shfl.sync.idx.f32", kiln_emu_shfl_sync_idx_f32),
+    KILN_EMU_HOOK("llvm.nvvm.shfl.sync.bfly.i32", kiln_emu_shfl_sync_bfly_i32),
+    KILN_EMU_HOOK("llvm.nvvm.shfl.sync.bfly.f32", kiln_emu_shfl_sync_bfly_f32),
+    KILN_EMU_HOOK("llvm.nvvm.shfl.sync.up.i32", kiln_emu_shfl_sync_up_i32),
+    KILN_EMU_HOOK("llvm.nvvm.shfl.sync.up.f32", kiln_emu_shfl_sync_up_f32),
+    KILN_EMU_HOOK("llvm.nvvm.shfl.sync.down.i32", kiln_emu_shfl_sync_down_i32),
+    KILN_EMU_HOOK("llvm.nvvm.shfl.sync.down.f32", kiln_emu_shfl_sync_down_f32),
+    KILN_EMU_HOOK("llvm.nvvm.vote.all.sync", kiln_emu_vote_all),
+    KILN_EMU_HOOK("llvm.nvvm.vote.any.sync", kiln_emu_vote_any),
+    KILN_EMU_HOOK("llvm.nvvm.vote.uni.sync", kiln_emu_vote_uni),
+    KILN_EMU_HOOK("llvm.nvvm.vote.ballot.sync", kiln_emu_vote_ballot),
+    KILN_EMU_HOOK("llvm.nvvm.mma.m16n8k16.row.col.bf16", kiln_emu_mma_m16n8k16_bf16),
+    KILN_EMU_HOOK("llvm.nvvm.mma.m16n8k16.row.col.f32.f32", kiln_emu_mma_m16n8k16_f16),
+    KILN_EMU_HOOK("llvm.nvvm.mma.m16n8k8.row.col.tf32", kiln_emu_mma_m16n8k8_tf32),
+    KILN_EMU_HOOK("llvm.nvvm.ex2.approx.f", kiln_emu_ex2_f32),
+    KILN_EMU_HOOK("llvm.nvvm.ex2.approx.ftz.f", kiln_emu_ex2_f32),
+    KILN_EMU_HOOK("llvm.nvvm.ex2.approx.d", kiln_emu_ex2_f64),
+    KILN_EMU_HOOK("llvm.nvvm.lg2.approx.f", kiln_emu_lg2_f32),
+    KILN_EMU_HOOK("llvm.nvvm.lg2.approx.ftz.f", kiln_emu_lg2_f32),
+    KILN_EMU_HOOK("llvm.nvvm.lg2.approx.d", kiln_emu_lg2_f64),
+    KILN_EMU_HOOK("llvm.nvvm.sin.approx.f", kiln_emu_sin_f32),
+    KILN_EMU_HOOK("llvm.nvvm.sin.approx.ftz.f", kiln_emu_sin_f32),
+    KILN_EMU_HOOK("llvm.nvvm.cos.approx.f", kiln_emu_cos_f32),
+    KILN_EMU_HOOK("llvm.nvvm.cos.approx.ftz.f", kiln_emu_cos_f32),
+    KILN_EMU_HOOK("llvm.nvvm.sqrt.approx.f", kiln_emu_sqrt_f32),
+    KILN_EMU_HOOK("llvm.nvvm.sqrt.approx.ftz.f", kiln_emu_sqrt_f32),
+    KILN_EMU_HOOK("llvm.nvvm.rsqrt.approx.f", kiln_emu_rsqrt_f32),
+    KILN_EMU_HOOK("llvm.nvvm.rsqrt.approx.ftz.f", kiln_emu_rsqrt_f32),
+    KILN_EMU_HOOK("llvm.nvvm.rsqrt.approx.d", kiln_emu_rsqrt_f64),
+    KILN_EMU_HOOK("llvm.nvvm.rcp.approx.ftz.f", kiln_emu_rcp_f32),
+    KILN_EMU_HOOK("llvm.nvvm.rcp.approx.ftz.d", kiln_emu_rcp_f64),
+    KILN_EMU_HOOK("llvm.nvvm.fmax.f", kiln_emu_fmax_f32),
+    KILN_EMU_HOOK("llvm.nvvm.fmax.ftz.f", kiln_emu_fmax_f32),
+    KILN_EMU_HOOK("llvm.nvvm.fmin.f", kiln_emu_fmin_f32),
+    KILN_EMU_HOOK("llvm.nvvm.fmin.ftz.f", kiln_emu_fmin_f32),
+    KILN_EMU_HOOK("llvm.nvvm.fmax.d", kiln_emu_fmax_f64),
+    KILN_EMU_HOOK("llvm.nvvm.fmin.d", kiln_emu_fmin_f64),
+    KILN_EMU_HOOK("llvm.nvvm.mulhi.i", kiln_emu_mulhi_i32),
+    KILN_EMU_HOOK("llvm.nvvm.mulhi.ui", kiln_emu_mulhi_u32),
+    KILN_EMU_HOOK("llvm.nvvm.mulhi.ll", kiln_emu_mulhi_i64),
+    KILN_EMU_HOOK("llvm.nvvm.mulhi.ull", kiln_emu_mulhi_u64),
+    KILN_EMU_LIBM_UNARY_LIST(KILN_EMU_LIBM_UNARY_HOOKS)
+    KILN_EMU_LIBM_BINARY_LIST(KILN_EMU_LIBM_BINARY_HOOKS)
+    KILN_EMU_HOOK("__nv_exp10f", kiln_emu_nv_exp10f),
+    KILN_EMU_HOOK("__nv_fast_exp10f", kiln_emu_nv_exp10f),
+    KILN_EMU_HOOK("__nv_exp10", kiln_emu_nv_exp10),
+    KILN_EMU_HOOK("__nv_rsqrtf", kiln_emu_nv_rsqrtf),
+    KILN_EMU_HOOK("__nv_rsqrt", kiln_emu_nv_rsqrt),
+    KILN_EMU_HOOK("__nv_fmaf", kiln_emu_nv_fmaf),
+    KILN_EMU_HOOK("__nv_fma", kiln_emu_nv_fma),
+    KILN_EMU_HOOK("__nv_powif", kiln_emu_nv_powif),
+    KILN_EMU_HOOK("__nv_powi", kiln_emu_nv_powi),
+    KILN_EMU_HOOK("__nv_ldexpf", kiln_emu_nv_ldexpf),
+    KILN_EMU_HOOK("__nv_ldexp", kiln_emu_nv_ldexp),
+    KILN_EMU_HOOK("__nv_isnanf", kiln_emu_nv_isnanf),
+    KILN_EMU_HOOK("__nv_isnand", kiln_emu_nv_isnand),
+    KILN_EMU_HOOK("__nv_isinff", kiln_emu_nv_isinff),
+    KILN_EMU_HOOK("__nv_isinfd", kiln_emu_nv_isinfd),
+    KILN_EMU_HOOK("__nv_finitef", kiln_emu_nv_finitef),
+    KILN_EMU_HOOK("__nv_isfinited", kiln_emu_nv_isfinited),
+    KILN_EMU_HOOK("__nv_signbitf", kiln_emu_nv_signbitf),
+    KILN_EMU_HOOK("__nv_signbitd", kiln_emu_nv_signbitd),
+    KILN_EMU_HOOK("__nv_mulhi", kiln_emu_nv_mulhi),
+    KILN_EMU_HOOK("__nv_umulhi", kiln_emu_nv_umulhi),
+    KILN_EMU_HOOK("__nv_mul64hi", kiln_emu_nv_mul64hi),
+    KILN_EMU_HOOK("__nv_umul64hi", kiln_emu_nv_umul64hi),
+    KILN_EMU_HOOK("__nv_popc", kiln_emu_nv_popc),
+    KILN_EMU_HOOK("__nv_popcll", kiln_emu_nv_popcll),
+    KILN_EMU_HOOK("__nv_clz", kiln_emu_nv_clz),
+    KILN_EMU_HOOK("__nv_clzll", kiln_emu_nv_clzll),
+    KILN_EMU_HOOK("__nv_saturatef", kiln_emu_nv_saturatef),
+    KILN_EMU_HOOK("vprintf", kiln_emu_vprintf),
+    KILN_EMU_HOOK("__assertfail", kiln_emu_assertfail),
+    KILN_EMU_HOOK("", kiln_emu_shared_memory),
+    KILN_EMU_HOOK("", kiln_emu_check_global_access),
+    Hook{"", "__extendhfsf2", reinterpret_cast<void*>(&kiln_emu_extendhfsf2)},
+    Hook{"", "__truncsfhf2", reinterpret_cast<void*>(&kiln_emu_truncsfhf2)},
+    Hook{"", "__truncdfhf2", reinterpret_cast<void*>(&kiln_emu_truncdfhf2)},
+    Hook{"", "__truncsfbf2", reinterpret_cast<void*>(&kiln_emu_truncsfbf2)},
+    Hook{"", "__truncdfbf2", reinterpret_cast<void*>(&kiln_emu_truncdfbf2)},
+};
+
+}  // namespace
+
+std::span<const Hook> hook_table() { return kHooks; }
+
+const Hook* find_hook(std::string_view name) {
+  if (name.empty()) return nullptr;
+  for (const Hook& hook : kHooks)
+    if (hook.replaces == name) return &hook;
+  return nullptr;
+}
+
+}  // namespace kiln::runtime::emu

@@ -1,0 +1,57 @@
+// The host side of every target-specific operation the GPU code generator
+// emits: the table of NVVM intrinsics and external GPU functions the emu
+// runs, each with its `extern "C"` hook (kiln_emu_*), plus the symbols the
+// host backend itself calls (half and bfloat16 conversions). NVVM's scoped
+// atomics and cp.async need no hook: retarget_module.cpp makes them host
+// atomics and copies.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace kiln::runtime::emu {
+
+/// One hook: what the GPU code calls and what runs instead.
+struct Hook {
+  /// The intrinsic (llvm.nvvm.*) or external GPU function (vprintf,
+  /// __assertfail, libdevice's __nv_*) whose calls the retargeting redirects;
+  /// empty for a symbol only the host backend calls.
+  std::string_view replaces;
+  /// The host symbol the JIT resolves to `address`.
+  std::string_view symbol;
+  void* address;
+};
+
+/// Every hook, one table: the emu runs exactly these operations.
+std::span<const Hook> hook_table();
+/// The hook replacing intrinsic or external function `name`; null when none does.
+const Hook* find_hook(std::string_view name);
+
+/// `ptr addrspace(3) kiln_emu_shared_memory()`: the running program's shared memory.
+inline constexpr std::string_view kSharedMemoryHook = "kiln_emu_shared_memory";
+/// `void kiln_emu_check_global_access(ptr addrspace(1) address, i64 bytes, i32 site)`:
+/// checks an access before it happens and counts its bytes.
+inline constexpr std::string_view kGlobalAccessHook = "kiln_emu_check_global_access";
+
+/// The access check behind kGlobalAccessHook: `bytes` at `address` must lie
+/// inside one pointer argument's range, else the running program faults with
+/// the cpu device's message ("kernel k: load out of bounds: element offset 8
+/// is past the end of 'x' (8 elements of f32)").
+void check_global_access(std::uint64_t address, std::uint64_t bytes, std::uint32_t site);
+
+/// The operand types of the mma.sync shapes the emu runs (f32 accumulators).
+enum class MmaInput { bf16, f16, tf32 };
+/// mma.sync.aligned.m16n8k16 (bf16, f16) or m16n8k8 (tf32) .row.col for the
+/// running lane: its fragments of A (4 registers), B (2) and C (4) go to the
+/// warp, and its fragment of D = A B + C comes back in `d` (PTX ISA fragment
+/// layouts; products summed exactly, rounded once to f32).
+void warp_matrix_multiply(MmaInput input, const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d);
+
+/// vprintf's output for `format` and the CUDA argument buffer `arguments`
+/// (each argument at its natural alignment; floats as doubles).
+std::string format_device_printf(const char* format, const std::byte* arguments);
+
+}  // namespace kiln::runtime::emu

@@ -1,0 +1,48 @@
+// The emu's compiler for the host: LLVM's ORC JIT (LLJIT) for this machine's
+// CPU (see jit.cpp for the optimisation level).
+#pragma once
+
+#include <llvm/IR/DataLayout.h>
+
+#include <memory>
+#include <string>
+
+#include "kernel_description.hpp"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+namespace orc {
+class LLJIT;
+}
+}  // namespace llvm
+
+namespace kiln::runtime::emu {
+
+/// What the JIT compiles for: this machine's triple and data layout.
+struct HostTarget {
+  std::string triple;
+  llvm::DataLayout layout;
+};
+HostTarget host_target();
+
+/// A retargeted module compiled to machine code in this process; the code
+/// lives as long as this object.
+class JitCode {
+ public:
+  /// Compiles `module` for the host and finds its entry
+  /// (retarget_module's kEntryFunction). Throws std::runtime_error with
+  /// LLVM's message when that fails.
+  JitCode(std::unique_ptr<llvm::LLVMContext> context, std::unique_ptr<llvm::Module> module);
+  ~JitCode();
+  JitCode(const JitCode&) = delete;
+  JitCode& operator=(const JitCode&) = delete;
+
+  KernelEntry entry() const { return entry_; }
+
+ private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  KernelEntry entry_ = nullptr;
+};
+
+}  // namespace kiln::runtime::emu

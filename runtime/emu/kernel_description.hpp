@@ -1,0 +1,55 @@
+// What the emu device knows of a compiled kernel besides its machine code,
+// and the state of one launch: shared by the CTA scheduler, the hooks and the
+// launcher. No LLVM here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/ir.hpp"
+#include "kiln/runtime/interpreter.hpp"
+
+namespace kiln::runtime::emu {
+
+/// One global-memory access the retargeting guards with a bounds check.
+struct AccessSite {
+  enum class Kind { load, store, atomic };
+  Kind kind = Kind::load;
+  /// The tile-IR op it comes from, for messages: load, store, atomic_rmw, atomic_cas.
+  std::string op_name;
+  /// The op's source line ("softmax.hpp:41") when the code generator recorded
+  /// it on the access (metadata !kiln.place, a string); empty otherwise.
+  std::string place;
+};
+
+/// A kernel as the emu runs it.
+struct KernelDescription {
+  /// The IR kernel's name: messages say "kernel <name>: ..." as the cpu device's do.
+  std::string name;
+  /// The IR kernel's argument types and names (the ranges of pointer arguments
+  /// name the buffers in messages; a range without a name uses these).
+  std::vector<ir::Type> argument_types;
+  std::vector<std::string> argument_names;
+  /// Indexed by the site operand of kiln_emu_check_global_access.
+  std::vector<AccessSite> access_sites;
+  /// Bytes of shared memory per program (CTA): every addrspace(3) global, laid out by the retargeting.
+  std::size_t shared_bytes = 0;
+  /// Threads per program: num_warps * 32.
+  int threads_per_program = 0;
+};
+
+/// One launch as the hooks see it.
+struct LaunchContext {
+  const KernelDescription* kernel = nullptr;
+  Grid grid{1, 1, 1};
+  std::span<const KernelArgument> arguments;
+};
+
+/// One thread's run of the kernel: the JIT-compiled entry taking the launch
+/// arguments as 64-bit words (KernelArgument::bits).
+using KernelEntry = void (*)(const std::uint64_t* arguments);
+
+}  // namespace kiln::runtime::emu

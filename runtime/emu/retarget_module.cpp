@@ -1,0 +1,379 @@
+// Retargeting the GPU code generator's module for the host, in one pass:
+// host triple and data layout; no NVPTX calling conventions, CPU attributes or
+// annotations; shared-memory (addrspace 3) globals become offsets from
+// kiln_emu_shared_memory(); address-space casts become integer round trips
+// (every address space is flat on the host); NVVM's scoped atomics become
+// the host's atomicrmw and cmpxchg; cp.async becomes a copy done at once; a
+// kiln_emu_check_global_access call before each global (addrspace 1) load,
+// store, atomic and cp.async; each call of
+// an NVVM intrinsic or external GPU function becomes a call of its hook
+// (i1 passed as i32); and an entry taking the arguments as 64-bit words.
+#include "retarget_module.hpp"
+
+#include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/ReplaceConstant.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <map>
+
+#include "hooks.hpp"
+#include "kiln/lowering/compile.hpp"
+
+namespace kiln::runtime::emu {
+
+namespace {
+
+constexpr unsigned kGlobalAddressSpace = 1;
+constexpr unsigned kSharedAddressSpace = 3;
+
+[[noreturn]] void fail(const KernelDescription& kernel, const std::string& what) {
+  throw lowering::LoweringError("emu: kernel " + kernel.name + ": " + what);
+}
+
+void strip_gpu_attributes(llvm::Module& module) {
+  for (llvm::Function& function : module) {
+    function.setCallingConv(llvm::CallingConv::C);
+    for (const char* attribute : {"target-cpu", "target-features", "tune-cpu"}) function.removeFnAttr(attribute);
+  }
+  if (llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations"))
+    module.eraseNamedMetadata(annotations);
+}
+
+/// Every shared-memory global at an offset in one block per program; each use
+/// reads the block's address from kiln_emu_shared_memory() once per function.
+void place_shared_memory(llvm::Module& module, KernelDescription& kernel) {
+  std::vector<llvm::GlobalVariable*> shared;
+  for (llvm::GlobalVariable& global : module.globals())
+    if (global.getAddressSpace() == kSharedAddressSpace) shared.push_back(&global);
+  if (shared.empty()) return;
+  const llvm::DataLayout& layout = module.getDataLayout();
+  llvm::LLVMContext& context = module.getContext();
+  llvm::PointerType* shared_pointer = llvm::PointerType::get(context, kSharedAddressSpace);
+  llvm::FunctionCallee base_hook =
+      module.getOrInsertFunction(kSharedMemoryHook, llvm::FunctionType::get(shared_pointer, false));
+  std::map<llvm::Function*, llvm::Value*> base_in;
+  std::uint64_t end = 0;
+  for (llvm::GlobalVariable* global : shared) {
+    if (global->isDeclaration())
+      fail(kernel,
+           "shared memory @" + global->getName().str() + " has no size (dynamic shared memory is not emulated)");
+    const std::uint64_t alignment = std::max<std::uint64_t>(global->getAlign().valueOrOne().value(), 16);
+    const std::uint64_t offset = (end + alignment - 1) / alignment * alignment;
+    end = offset + layout.getTypeAllocSize(global->getValueType());
+    for (llvm::Use& use : llvm::make_early_inc_range(global->uses())) {
+      auto* user = llvm::dyn_cast<llvm::Instruction>(use.getUser());
+      if (!user) fail(kernel, "shared memory @" + global->getName().str() + " is used outside a function");
+      llvm::Function* function = user->getFunction();
+      llvm::Value*& base = base_in[function];
+      if (!base) {
+        llvm::IRBuilder<> builder(&*function->getEntryBlock().getFirstInsertionPt());
+        base = builder.CreateCall(base_hook, {}, "shared_memory");
+      }
+      llvm::IRBuilder<> builder(context);
+      if (auto* phi = llvm::dyn_cast<llvm::PHINode>(user))
+        builder.SetInsertPoint(phi->getIncomingBlock(use)->getTerminator());
+      else
+        builder.SetInsertPoint(user);
+      use.set(builder.CreateConstGEP1_64(builder.getInt8Ty(), base, offset, global->getName()));
+    }
+  }
+  for (llvm::GlobalVariable* global : shared) global->eraseFromParent();
+  kernel.shared_bytes = end;
+}
+
+/// addrspacecast p to T: ptrtoint then inttoptr (the host has one flat address space).
+void flatten_address_space_casts(llvm::Module& module) {
+  for (llvm::Function& function : module)
+    for (llvm::Instruction& instruction : llvm::make_early_inc_range(llvm::instructions(function)))
+      if (auto* cast = llvm::dyn_cast<llvm::AddrSpaceCastInst>(&instruction)) {
+        llvm::IRBuilder<> builder(cast);
+        llvm::Value* address = builder.CreatePtrToInt(cast->getOperand(0), builder.getInt64Ty());
+        cast->replaceAllUsesWith(builder.CreateIntToPtr(address, cast->getType()));
+        cast->eraseFromParent();
+      }
+}
+
+/// NVVM's scoped atomics, llvm.nvvm.atomic.<op>.gen.<i|f>.<cta|sys>.<type>.<pointer>,
+/// as the host's relaxed atomics (CTAs run on several host threads): the
+/// atomicrmw operation of each <op>; `cas` becomes a cmpxchg.
+const std::map<std::string, llvm::AtomicRMWInst::BinOp> kScopedAtomics = {
+    {"add.gen.i", llvm::AtomicRMWInst::Add},   {"add.gen.f", llvm::AtomicRMWInst::FAdd},
+    {"and.gen.i", llvm::AtomicRMWInst::And},   {"or.gen.i", llvm::AtomicRMWInst::Or},
+    {"xor.gen.i", llvm::AtomicRMWInst::Xor},   {"exch.gen.i", llvm::AtomicRMWInst::Xchg},
+    {"max.gen.i", llvm::AtomicRMWInst::Max},   {"min.gen.i", llvm::AtomicRMWInst::Min},
+    {"inc.gen.i", llvm::AtomicRMWInst::UIncWrap}, {"dec.gen.i", llvm::AtomicRMWInst::UDecWrap},
+};
+
+void lower_scoped_atomics(llvm::Module& module) {
+  constexpr std::string_view prefix = "llvm.nvvm.atomic.";
+  for (llvm::Function& callee : llvm::make_early_inc_range(module)) {
+    const std::string name = callee.getName().str();
+    if (!callee.isDeclaration() || !name.starts_with(prefix) || name.find(".gen.") == std::string::npos) continue;
+    const std::string operation = name.substr(prefix.size(), name.find('.', name.find(".gen.") + 5) - prefix.size());
+    const auto rmw = kScopedAtomics.find(operation);
+    const bool compare_exchange = operation == "cas.gen.i";
+    if (rmw == kScopedAtomics.end() && !compare_exchange) continue;  // call_hooks names it
+    for (llvm::User* user : llvm::make_early_inc_range(callee.users())) {
+      auto* call = llvm::dyn_cast<llvm::CallInst>(user);
+      if (!call) continue;
+      llvm::IRBuilder<> builder(call);
+      const llvm::Align alignment(module.getDataLayout().getTypeStoreSize(call->getType()));
+      llvm::Value* result;
+      if (compare_exchange) {
+        llvm::Value* pair = builder.CreateAtomicCmpXchg(call->getArgOperand(0), call->getArgOperand(1),
+                                                        call->getArgOperand(2), alignment,
+                                                        llvm::AtomicOrdering::Monotonic,
+                                                        llvm::AtomicOrdering::Monotonic);
+        result = builder.CreateExtractValue(pair, 0);
+      } else {
+        result = builder.CreateAtomicRMW(rmw->second, call->getArgOperand(0), call->getArgOperand(1), alignment,
+                                         llvm::AtomicOrdering::Monotonic);
+      }
+      call->replaceAllUsesWith(result);
+      call->eraseFromParent();
+    }
+    if (callee.use_empty()) callee.eraseFromParent();
+  }
+}
+
+/// cp.async.{ca,cg}.shared.global.<N>[.s] (shared destination, global
+/// source[, source bytes]) as a checked copy done at once: the source bytes
+/// (N, or the given count) are bounds-checked and copied, the rest of the N
+/// destination bytes zero-filled. With every copy complete when issued,
+/// cp.async.commit.group, wait.group and wait.all have nothing left to do.
+void copy_asynchronous_copies(llvm::Module& module, KernelDescription& kernel, llvm::FunctionCallee check) {
+  constexpr std::string_view prefix = "llvm.nvvm.cp.async.";
+  for (llvm::Function& callee : llvm::make_early_inc_range(module)) {
+    const std::string name = callee.getName().str();
+    if (!callee.isDeclaration() || !name.starts_with(prefix)) continue;
+    const bool waits = name == "llvm.nvvm.cp.async.commit.group" || name == "llvm.nvvm.cp.async.wait.group" ||
+                       name == "llvm.nvvm.cp.async.wait.all";
+    const std::size_t size_at = name.find(".shared.global.");
+    if (!waits && size_at == std::string::npos) continue;  // call_hooks names it
+    for (llvm::User* user : llvm::make_early_inc_range(callee.users())) {
+      auto* call = llvm::dyn_cast<llvm::CallInst>(user);
+      if (!call) continue;
+      if (!waits) {
+        llvm::IRBuilder<> builder(call);
+        const std::uint64_t bytes = std::stoull(name.substr(size_at + 15));
+        llvm::Value* destination = call->getArgOperand(0);
+        llvm::Value* source = call->getArgOperand(1);
+        llvm::Value* copied = call->arg_size() > 2 ? builder.CreateZExt(call->getArgOperand(2), builder.getInt64Ty())
+                                                   : builder.getInt64(bytes);
+        const auto site = static_cast<std::uint32_t>(kernel.access_sites.size());
+        builder.CreateCall(check, {source, copied, builder.getInt32(site)});
+        kernel.access_sites.push_back({AccessSite::Kind::load, "load", ""});
+        builder.CreateMemCpy(destination, llvm::MaybeAlign(), source, llvm::MaybeAlign(), copied);
+        if (call->arg_size() > 2)
+          builder.CreateMemSet(builder.CreateGEP(builder.getInt8Ty(), destination, copied), builder.getInt8(0),
+                               builder.CreateSub(builder.getInt64(bytes), copied), llvm::MaybeAlign());
+      }
+      call->eraseFromParent();
+    }
+    if (callee.use_empty()) callee.eraseFromParent();
+  }
+}
+
+/// A kiln_emu_check_global_access call before every global-memory access.
+void check_global_accesses(llvm::Module& module, KernelDescription& kernel) {
+  llvm::LLVMContext& context = module.getContext();
+  const llvm::DataLayout& layout = module.getDataLayout();
+  llvm::Type* i32 = llvm::Type::getInt32Ty(context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  llvm::Type* global_pointer = llvm::PointerType::get(context, kGlobalAddressSpace);
+  llvm::FunctionCallee hook = module.getOrInsertFunction(
+      kGlobalAccessHook, llvm::FunctionType::get(llvm::Type::getVoidTy(context), {global_pointer, i64, i32}, false));
+  copy_asynchronous_copies(module, kernel, hook);
+  for (llvm::Function& function : module) {
+    if (function.isDeclaration()) continue;
+    for (llvm::Instruction& instruction : llvm::instructions(function)) {
+      llvm::Value* pointer = nullptr;
+      llvm::Type* accessed = nullptr;
+      AccessSite site;
+      if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction)) {
+        pointer = load->getPointerOperand();
+        accessed = load->getType();
+        site = {AccessSite::Kind::load, "load", ""};
+      } else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction)) {
+        pointer = store->getPointerOperand();
+        accessed = store->getValueOperand()->getType();
+        site = {AccessSite::Kind::store, "store", ""};
+      } else if (auto* rmw = llvm::dyn_cast<llvm::AtomicRMWInst>(&instruction)) {
+        pointer = rmw->getPointerOperand();
+        accessed = rmw->getValOperand()->getType();
+        site = {AccessSite::Kind::atomic, "atomic_rmw", ""};
+      } else if (auto* cas = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(&instruction)) {
+        pointer = cas->getPointerOperand();
+        accessed = cas->getNewValOperand()->getType();
+        site = {AccessSite::Kind::atomic, "atomic_cas", ""};
+      } else {
+        continue;
+      }
+      // Constants of the module itself (strings, tables) lie outside every argument.
+      if (pointer->getType()->getPointerAddressSpace() != kGlobalAddressSpace ||
+          llvm::isa<llvm::GlobalVariable>(llvm::getUnderlyingObject(pointer)))
+        continue;
+      if (llvm::MDNode* place = instruction.getMetadata("kiln.place"))
+        if (place->getNumOperands() > 0)
+          if (auto* text = llvm::dyn_cast<llvm::MDString>(place->getOperand(0))) site.place = text->getString().str();
+      llvm::IRBuilder<> builder(&instruction);
+      builder.CreateCall(hook, {pointer, llvm::ConstantInt::get(i64, layout.getTypeStoreSize(accessed)),
+                                llvm::ConstantInt::get(i32, kernel.access_sites.size())});
+      kernel.access_sites.push_back(std::move(site));
+    }
+  }
+}
+
+/// A struct of scalars of one type (mma.sync's results): the hook writes
+/// them through a pointer it takes last.
+llvm::Type* returned_array_element(llvm::Type* type) {
+  auto* structure = llvm::dyn_cast<llvm::StructType>(type);
+  if (!structure || structure->getNumElements() == 0) return nullptr;
+  llvm::Type* element = structure->getElementType(0);
+  for (llvm::Type* member : structure->elements())
+    if (member != element || !(element->isFloatTy() || element->isIntegerTy(32))) return nullptr;
+  return element;
+}
+
+/// The hook's type for a call of `type`: i1 travels as i32 (the host C ABI
+/// leaves the upper bits of a bool argument unspecified to LLVM), a 32- or
+/// 64-bit vector (<2 x half>) as an integer of its width, and a returned
+/// struct of scalars through a trailing pointer.
+llvm::FunctionType* hook_type(llvm::FunctionType* type, const std::string& name, const KernelDescription& kernel) {
+  llvm::LLVMContext& context = type->getContext();
+  auto widen = [&](llvm::Type* t) -> llvm::Type* {
+    if (t->isIntegerTy(1)) return llvm::Type::getInt32Ty(context);
+    if (auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(t)) {
+      const auto bits = vector->getPrimitiveSizeInBits().getFixedValue();
+      if (bits == 32 || bits == 64) return llvm::Type::getIntNTy(context, static_cast<unsigned>(bits));
+    }
+    if (t->isAggregateType() || t->isVectorTy())
+      fail(kernel, name + " passes or returns a value of a type the emu's hooks do not take");
+    return t;
+  };
+  if (type->isVarArg()) fail(kernel, name + " is variadic, which the emu's hooks are not");
+  std::vector<llvm::Type*> parameters;
+  for (llvm::Type* parameter : type->params()) parameters.push_back(widen(parameter));
+  llvm::Type* result = type->getReturnType();
+  if (returned_array_element(result)) {
+    parameters.push_back(llvm::PointerType::get(context, 0));
+    return llvm::FunctionType::get(llvm::Type::getVoidTy(context), parameters, false);
+  }
+  return llvm::FunctionType::get(widen(result), parameters, false);
+}
+
+/// `call` redirected to `hook` (of hook_type's type): arguments widened, a
+/// struct result read back from a buffer in the caller's frame.
+void redirect_call(llvm::CallInst* call, llvm::FunctionCallee hook) {
+  llvm::IRBuilder<> builder(call);
+  llvm::Value* buffer = nullptr;
+  llvm::Type* element = returned_array_element(call->getType());
+  std::vector<llvm::Value*> arguments;
+  for (llvm::Value* argument : call->args()) {
+    llvm::Type* type = argument->getType();
+    if (type->isIntegerTy(1))
+      argument = builder.CreateZExt(argument, builder.getInt32Ty());
+    else if (type->isVectorTy())
+      argument = builder.CreateBitCast(
+          argument, builder.getIntNTy(static_cast<unsigned>(type->getPrimitiveSizeInBits().getFixedValue())));
+    arguments.push_back(argument);
+  }
+  if (element) {
+    const unsigned count = llvm::cast<llvm::StructType>(call->getType())->getNumElements();
+    llvm::Function* function = call->getFunction();
+    llvm::IRBuilder<> entry(&*function->getEntryBlock().getFirstInsertionPt());
+    buffer = entry.CreateAlloca(llvm::ArrayType::get(element, count), nullptr, "hook_results");
+    arguments.push_back(buffer);
+  }
+  llvm::Value* result = builder.CreateCall(hook, arguments);
+  if (element) {
+    const unsigned count = llvm::cast<llvm::StructType>(call->getType())->getNumElements();
+    result = llvm::PoisonValue::get(call->getType());
+    for (unsigned i = 0; i < count; ++i) {
+      llvm::Value* slot = builder.CreateConstGEP1_32(element, buffer, i);
+      result = builder.CreateInsertValue(result, builder.CreateLoad(element, slot), {i});
+    }
+  } else if (call->getType()->isIntegerTy(1)) {
+    result = builder.CreateICmpNE(builder.CreateAnd(result, 1), builder.getInt32(0));
+  }
+  if (!call->getType()->isVoidTy()) call->replaceAllUsesWith(result);
+  call->eraseFromParent();
+}
+
+/// Each call of an NVVM intrinsic or external function becomes a call of its hook.
+void call_hooks(llvm::Module& module, const KernelDescription& kernel) {
+  std::vector<llvm::Function*> declarations;
+  for (llvm::Function& function : module)
+    if (function.isDeclaration() && !function.use_empty()) declarations.push_back(&function);
+  for (llvm::Function* callee : declarations) {
+    const std::string name = callee->getName().str();
+    if (name == kSharedMemoryHook || name == kGlobalAccessHook) continue;
+    if (callee->isIntrinsic() && !name.starts_with("llvm.nvvm.")) continue;  // target-independent: the host lowers it
+    const Hook* hook = find_hook(name);
+    if (!hook) fail(kernel, "no host hook for " + name + " (add one to runtime/emu/hooks.cpp)");
+    llvm::FunctionCallee replacement =
+        module.getOrInsertFunction(hook->symbol, hook_type(callee->getFunctionType(), name, kernel));
+    for (llvm::User* user : llvm::make_early_inc_range(callee->users())) {
+      auto* call = llvm::dyn_cast<llvm::CallInst>(user);
+      if (!call || call->getCalledFunction() != callee) fail(kernel, name + " is used other than by a call");
+      redirect_call(call, replacement);
+    }
+    callee->eraseFromParent();
+  }
+}
+
+/// `void kiln_emu_entry(ptr arguments)`: each argument from its 64-bit word, then the kernel.
+void add_entry(llvm::Module& module, llvm::Function& kernel_function) {
+  llvm::LLVMContext& context = module.getContext();
+  auto* entry = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {llvm::PointerType::get(context, 0)}, false),
+      llvm::Function::ExternalLinkage, kEntryFunction, module);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
+  std::vector<llvm::Value*> arguments;
+  for (llvm::Argument& parameter : kernel_function.args()) {
+    llvm::Value* word = builder.CreateLoad(
+        builder.getInt64Ty(), builder.CreateConstGEP1_64(builder.getInt64Ty(), entry->getArg(0), parameter.getArgNo()));
+    llvm::Type* type = parameter.getType();
+    llvm::Value* value;
+    if (type->isPointerTy()) {
+      value = builder.CreateIntToPtr(word, type);
+    } else if (type->isIntegerTy(1)) {
+      value = builder.CreateICmpNE(word, builder.getInt64(0));
+    } else {
+      llvm::Type* same_width = builder.getIntNTy(static_cast<unsigned>(type->getPrimitiveSizeInBits().getFixedValue()));
+      value = builder.CreateBitCast(builder.CreateTrunc(word, same_width), type);
+    }
+    arguments.push_back(value);
+  }
+  builder.CreateCall(&kernel_function, arguments);
+  builder.CreateRetVoid();
+}
+
+}  // namespace
+
+void retarget_module(llvm::Module& module, const std::string& kernel_function, const std::string& host_triple,
+                     const llvm::DataLayout& host_layout, KernelDescription& kernel) {
+  llvm::Function* function = module.getFunction(kernel_function);
+  if (!function || function->isDeclaration()) fail(kernel, "the module has no function @" + kernel_function);
+  module.setTargetTriple(host_triple);
+  module.setDataLayout(host_layout);
+  strip_gpu_attributes(module);
+  std::vector<llvm::Constant*> globals;
+  for (llvm::GlobalVariable& global : module.globals()) globals.push_back(&global);
+  llvm::convertUsersOfConstantsToInstructions(globals);
+  place_shared_memory(module, kernel);
+  flatten_address_space_casts(module);
+  lower_scoped_atomics(module);
+  check_global_accesses(module, kernel);
+  call_hooks(module, kernel);
+  add_entry(module, *function);
+  std::string problems;
+  llvm::raw_string_ostream stream(problems);
+  if (llvm::verifyModule(module, &stream)) fail(kernel, "the retargeted module is invalid: " + problems);
+}
+
+}  // namespace kiln::runtime::emu

@@ -1,0 +1,86 @@
+// mma.sync on the emu: the warp's 32 lanes hand their fragments to the last
+// to arrive, which assembles A (16 x K), B (K x 8) and C (16 x 8) from the
+// PTX ISA's fragment layouts, multiplies and hands each lane its part of D.
+#include <array>
+#include <bit>
+#include <cstring>
+
+#include "cta_scheduler.hpp"
+#include "hooks.hpp"
+
+namespace kiln::runtime::emu {
+
+namespace {
+
+constexpr int kRows = 16;
+constexpr int kColumns = 8;
+
+/// One lane's part of the operation.
+struct MmaLane {
+  MmaInput input;
+  const std::uint32_t* a;
+  const std::uint32_t* b;
+  const float* c;
+  float* d;
+};
+
+float bfloat16_value(std::uint32_t bits) { return std::bit_cast<float>((bits & 0xffffu) << 16); }
+float half_value(std::uint32_t bits) {
+  return static_cast<float>(std::bit_cast<_Float16>(static_cast<std::uint16_t>(bits & 0xffffu)));
+}
+/// tf32 keeps the sign, exponent and 10 mantissa bits of an f32 register.
+float tf32_value(std::uint32_t bits) { return std::bit_cast<float>(bits & 0xffffe000u); }
+
+/// The two 16-bit elements of a register, low half first.
+std::array<float, 2> pair_of(MmaInput input, std::uint32_t bits) {
+  if (input == MmaInput::bf16) return {bfloat16_value(bits), bfloat16_value(bits >> 16)};
+  return {half_value(bits), half_value(bits >> 16)};
+}
+
+void multiply(const std::array<void*, 32>& lanes) {
+  const MmaInput input = static_cast<const MmaLane*>(lanes[0])->input;
+  const int depth = input == MmaInput::tf32 ? 8 : 16;
+  double a[kRows][16] = {}, b[16][kColumns] = {}, c[kRows][kColumns] = {};
+  for (int lane = 0; lane < 32; ++lane) {
+    const auto& mine = *static_cast<const MmaLane*>(lanes[static_cast<std::size_t>(lane)]);
+    const int group = lane / 4, thread_in_group = lane % 4;
+    if (input == MmaInput::tf32) {
+      // a0: (g, t), a1: (g + 8, t), a2: (g, t + 4), a3: (g + 8, t + 4); b0: (t, g), b1: (t + 4, g).
+      for (int r = 0; r < 4; ++r) a[group + 8 * (r & 1)][thread_in_group + 4 * (r >> 1)] = tf32_value(mine.a[r]);
+      for (int r = 0; r < 2; ++r) b[thread_in_group + 4 * r][group] = tf32_value(mine.b[r]);
+    } else {
+      // Register r of A holds row g + 8 (r & 1), columns 2t + 8 (r >> 1) + {0, 1};
+      // register r of B holds rows 2t + 8 r + {0, 1} of column g.
+      for (int r = 0; r < 4; ++r) {
+        const auto pair = pair_of(input, mine.a[r]);
+        for (int e = 0; e < 2; ++e)
+          a[group + 8 * (r & 1)][2 * thread_in_group + 8 * (r >> 1) + e] = pair[static_cast<std::size_t>(e)];
+      }
+      for (int r = 0; r < 2; ++r) {
+        const auto pair = pair_of(input, mine.b[r]);
+        for (int e = 0; e < 2; ++e) b[2 * thread_in_group + 8 * r + e][group] = pair[static_cast<std::size_t>(e)];
+      }
+    }
+    // C and D: element i at row g + 8 (i >> 1), column 2t + (i & 1).
+    for (int i = 0; i < 4; ++i) c[group + 8 * (i >> 1)][2 * thread_in_group + (i & 1)] = mine.c[i];
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    const auto& mine = *static_cast<const MmaLane*>(lanes[static_cast<std::size_t>(lane)]);
+    const int group = lane / 4, thread_in_group = lane % 4;
+    for (int i = 0; i < 4; ++i) {
+      const int row = group + 8 * (i >> 1), column = 2 * thread_in_group + (i & 1);
+      double sum = c[row][column];
+      for (int k = 0; k < depth; ++k) sum += a[row][k] * b[k][column];
+      mine.d[i] = static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace
+
+void warp_matrix_multiply(MmaInput input, const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d) {
+  MmaLane lane{input, a, b, c, d};
+  CtaScheduler::current().warp_exchange(&lane, &multiply);
+}
+
+}  // namespace kiln::runtime::emu

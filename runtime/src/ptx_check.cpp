@@ -1,0 +1,34 @@
+// KILN_CHECK_PTX: the emu device's programs also go through PTX and ptxas.
+#include "ptx_check.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+#include "kiln/lowering/compile.hpp"
+#include "kiln/runtime/cuda/ptxas.hpp"
+
+namespace kiln::runtime {
+
+bool ptx_check_requested() {
+  const char* value = std::getenv("KILN_CHECK_PTX");
+  return value && std::string_view(value) == "1";
+}
+
+void check_ptx_for_gpu_targets(const Program& program) {
+  const std::string& kernel = program.optimized().name;
+  const auto ptxas = cuda::find_ptxas();
+  if (!ptxas) throw lowering::LoweringError("KILN_CHECK_PTX=1: kernel " + kernel + ": no ptxas found (set KILN_PTXAS)");
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    lowering::GpuTarget target;
+    target.arch = arch;
+    target.num_warps = program.options().num_warps;
+    const lowering::GpuKernel compiled = lowering::compile_for_gpu(program.optimized(), target);
+    try {
+      cuda::assemble_cubin(*ptxas, compiled.ptx, arch, compiled.name);
+    } catch (const std::exception& error) {
+      throw lowering::LoweringError(std::string("KILN_CHECK_PTX=1: ") + error.what());
+    }
+  }
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,195 @@
+// `scan` through the GPU code generator: the axis bits held by registers are
+// scanned in order within the thread, those held by lanes with butterfly
+// shuffles, those held by warps through shared memory; ptxas accepts every
+// variant (forward and reverse, both axes, several operands, every dtype).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/codegen_support.hpp"
+
+namespace kiln::codegen_test {
+namespace {
+
+/// `text` with each `{name}` replaced by its value.
+std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
+  for (const auto& [name, value] : values)
+    for (std::size_t at = text.find("{" + name + "}"); at != std::string::npos;
+         at = text.find("{" + name + "}", at + value.size()))
+      text.replace(at, name.size() + 2, value);
+  return text;
+}
+
+/// A 1-D tile of `size` elements of `dtype` loaded from %0, scanned with
+/// `combine`, stored to %1.
+std::string scan_1d_text(int size, const std::string& dtype, const std::string& combine, bool reverse) {
+  return fill(R"(kernel @scan_1d(%0: ptr<{T}> {divisibility = 16}, %1: ptr<{T}> {divisibility = 16}) {
+  %2 = arange {start = 0} : tile<{N}xi32>
+  %3 = splat %0 : tile<{N}xptr<{T}>>
+  %4 = addptr %3, %2 : tile<{N}xptr<{T}>>
+  %5 = load %4 {cache = none, evict = none} : tile<{N}x{T}>
+  %6 = scan %5 {axis = 0, reverse = {REV}} : tile<{N}x{T}> {
+  ^(%7: {T}, %8: {T}):
+    %9 = {OP} %7, %8 : {T}
+    yield %9
+  }
+  %10 = splat %1 : tile<{N}xptr<{T}>>
+  %11 = addptr %10, %2 : tile<{N}xptr<{T}>>
+  store %11, %6 {cache = none, evict = none}
+}
+)",
+              {{"N", std::to_string(size)}, {"T", dtype}, {"OP", combine}, {"REV", reverse ? "1" : "0"}});
+}
+
+/// A `rows` x `cols` f32 tile scanned along `axis`, stored where it was loaded from (in %1).
+std::string scan_2d_text(int rows, int cols, int axis, bool reverse) {
+  return fill(R"(kernel @scan_2d(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}) {
+  %2 = arange {start = 0} : tile<{R}xi32>
+  %3 = arange {start = 0} : tile<{C}xi32>
+  %4 = expand_dims %2 {axis = 1} : tile<{R}x1xi32>
+  %5 = constant {value = {C}} : tile<{R}x1xi32>
+  %6 = mul %4, %5 : tile<{R}x1xi32>
+  %7 = broadcast %6 : tile<{R}x{C}xi32>
+  %8 = expand_dims %3 {axis = 0} : tile<1x{C}xi32>
+  %9 = broadcast %8 : tile<{R}x{C}xi32>
+  %10 = add %7, %9 : tile<{R}x{C}xi32>
+  %11 = splat %0 : tile<{R}x{C}xptr<f32>>
+  %12 = addptr %11, %10 : tile<{R}x{C}xptr<f32>>
+  %13 = load %12 {cache = none, evict = none} : tile<{R}x{C}xf32>
+  %14 = scan %13 {axis = {A}, reverse = {REV}} : tile<{R}x{C}xf32> {
+  ^(%15: f32, %16: f32):
+    %17 = add %15, %16 : f32
+    yield %17
+  }
+  %18 = splat %1 : tile<{R}x{C}xptr<f32>>
+  %19 = addptr %18, %10 : tile<{R}x{C}xptr<f32>>
+  store %19, %14 {cache = none, evict = none}
+}
+)",
+              {{"R", std::to_string(rows)},
+               {"C", std::to_string(cols)},
+               {"A", std::to_string(axis)},
+               {"REV", reverse ? "1" : "0"}});
+}
+
+/// A running argmax (value, index) over 512 floats: two operands, a region
+/// of a compare and two selects that is associative but not commutative.
+const char* kRunningArgmax = R"(kernel @running_argmax(%0: ptr<f32> {divisibility = 16}, %1: ptr<i32> {divisibility = 16}) {
+  %2 = arange {start = 0} : tile<512xi32>
+  %3 = splat %0 : tile<512xptr<f32>>
+  %4 = addptr %3, %2 : tile<512xptr<f32>>
+  %5 = load %4 {cache = none, evict = none} : tile<512xf32>
+  %6, %7 = scan %5, %2 {axis = 0, reverse = 0} : tile<512xf32>, tile<512xi32> {
+  ^(%8: f32, %9: i32, %10: f32, %11: i32):
+    %12 = cmp %8, %10 {pred = ge} : i1
+    %13 = select %12, %8, %10 : f32
+    %14 = select %12, %9, %11 : i32
+    yield %13, %14
+  }
+  %15 = splat %1 : tile<512xptr<i32>>
+  %16 = addptr %15, %2 : tile<512xptr<i32>>
+  store %16, %7 {cache = none, evict = none}
+}
+)";
+
+TEST(Scan, OneDimensionalCrossesRegistersLanesAndWarps) {
+  // 1024 f32 over 4 warps: 8 registers (4 contiguous, then a register bit
+  // above the lanes and warps): 3 in-thread steps, 5 lane steps, 2 warp steps.
+  const lowering::GpuKernel kernel = compile_text(scan_1d_text(1024, "f32", "add", false));
+  EXPECT_TRUE(contains(kernel.llvm_ir, "@llvm.nvvm.shfl.sync.bfly.f32"));
+  for (int lane_mask : {1, 2, 4, 8, 16})
+    EXPECT_TRUE(contains(kernel.llvm_ir, "i32 " + std::to_string(lane_mask) + ", i32 31)")) << lane_mask;
+  EXPECT_EQ(count(kernel.ptx, "bar.sync"), 4) << "two warp steps, two barriers each\n" << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, ".shared .align 16 .b8 scan_smem"), 2) << kernel.ptx;
+}
+
+TEST(Scan, OneWarpNeedsNoSharedMemory) {
+  // 256 f32 on one warp: [4] per thread, then a register bit above the 32
+  // lanes: two blocks per thread, each shuffles its total at 5 lane steps.
+  const lowering::GpuKernel kernel = compile_text(scan_1d_text(256, "f32", "add", false), "sm_90a", 1);
+  EXPECT_EQ(count(kernel.ptx, "shfl.sync.bfly.b32"), 2 * 5) << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, "bar.sync"), 0) << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, ".shared"), 0) << kernel.ptx;
+}
+
+TEST(Scan, RowScanStaysInTheWarp) {
+  // 64x64 f32: [1, 4] per thread, lanes [2, 16], warps [4, 1]: the row axis
+  // has 2 register bits and 4 lane bits, no warp bit.
+  const lowering::GpuKernel kernel = compile_text(scan_2d_text(64, 64, 1, false));
+  EXPECT_TRUE(contains(kernel.ptx, "shfl.sync.bfly.b32"));
+  EXPECT_EQ(count(kernel.ptx, "bar.sync"), 0) << kernel.ptx;
+  EXPECT_EQ(count(kernel.llvm_ir, "i32 16, i32 31)"), 0) << "lane bit 4 steps along the rows, not the axis";
+}
+
+TEST(Scan, ColumnScanCrossesWarps) {
+  const lowering::GpuKernel kernel = compile_text(scan_2d_text(64, 64, 0, true));
+  EXPECT_TRUE(contains(kernel.ptx, "shfl.sync.bfly.b32"));
+  EXPECT_TRUE(contains(kernel.ptx, "bar.sync"));
+  EXPECT_TRUE(contains(kernel.ptx, "st.shared"));
+}
+
+TEST(Scan, ReverseComputesTheSameNumberOfSteps) {
+  const lowering::GpuKernel forward = compile_text(scan_1d_text(1024, "i32", "add", false));
+  const lowering::GpuKernel reverse = compile_text(scan_1d_text(1024, "i32", "add", true));
+  EXPECT_EQ(count(forward.ptx, "shfl.sync.bfly.b32"), count(reverse.ptx, "shfl.sync.bfly.b32"));
+  EXPECT_NE(forward.ptx, reverse.ptx);
+}
+
+TEST(Scan, OperandInAnotherLayoutIsConverted) {
+  // The load of %0 is 16-byte vectorised, the scan's result class is not
+  // (stored through an unaligned pointer): the operand is converted first.
+  const std::string text = R"(kernel @scan_convert(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32>) {
+  %2 = arange {start = 0} : tile<512xi32>
+  %3 = splat %0 : tile<512xptr<f32>>
+  %4 = addptr %3, %2 : tile<512xptr<f32>>
+  %5 = load %4 {cache = none, evict = none} : tile<512xf32>
+  %6 = scan %5 {axis = 0, reverse = 0} : tile<512xf32> {
+  ^(%7: f32, %8: f32):
+    %9 = add %7, %8 : f32
+    yield %9
+  }
+  %10 = splat %1 : tile<512xptr<f32>>
+  %11 = arange {start = 0} : tile<512xi32>
+  %12 = addptr %10, %11 : tile<512xptr<f32>>
+  store %12, %6 {cache = none, evict = none}
+}
+)";
+  const lowering::GpuKernel kernel = compile_text(text);
+  EXPECT_TRUE(contains(kernel.ptx, "ld.global.v4.f32")) << kernel.ptx;
+  EXPECT_TRUE(contains(kernel.ptx, "shfl.sync.bfly.b32"));
+  KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", "scan_convert");
+}
+
+class ScanForArch : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ScanForArch, PtxasAcceptsEveryVariant) {
+  const struct {
+    const char* name;
+    std::string text;
+  } cases[] = {
+      {"cumsum_f32", scan_1d_text(1024, "f32", "add", false)},
+      {"reverse_cumsum_f32", scan_1d_text(1024, "f32", "add", true)},
+      {"cumsum_f16", scan_1d_text(512, "f16", "add", false)},
+      {"cumsum_bf16", scan_1d_text(512, "bf16", "add", true)},
+      {"cummax_i64", scan_1d_text(256, "i64", "maximum", false)},
+      {"cumprod_f64", scan_1d_text(128, "f64", "mul", true)},
+      {"cumor_i8", scan_1d_text(256, "i8", "or", false)},
+      {"small_replicated_f32", scan_1d_text(16, "f32", "add", false)},
+      {"row_cumsum", scan_2d_text(64, 64, 1, false)},
+      {"column_cumsum", scan_2d_text(64, 64, 0, false)},
+      {"reverse_column_cumsum", scan_2d_text(32, 128, 0, true)},
+      {"wide_row_cumsum", scan_2d_text(4, 1024, 1, false)},
+      {"running_argmax", kRunningArgmax},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    KILN_EXPECT_PTXAS_ACCEPTS(compile_text(c.text, GetParam()), GetParam(), c.name);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, ScanForArch, ::testing::Values("sm_80", "sm_90a"));
+
+}  // namespace
+}  // namespace kiln::codegen_test

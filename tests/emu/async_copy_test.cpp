@@ -1,0 +1,99 @@
+// cp.async on the emu: copies into shared memory done at once and bounds
+// checked, zero-filled past the source bytes of the .s forms (0 source bytes
+// read nothing, even through a pointer past the end), commit/wait as no-ops.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emu_support.hpp"
+
+namespace {
+
+using kiln::Buffer;
+using kiln::Device;
+using kiln::emu_test::compile_nvvm;
+using kiln::emu_test::kernel_error;
+using kiln::emu_test::pointer_to;
+
+// Thread t copies in[4t..4t+3] (16 bytes) into slot t with cp.async.cg.16
+// when t is even; odd threads issue the .s form with 0 source bytes from
+// in + 4 * (t + limit), past the end when `limit` is large: their slot is
+// zero-filled. After wait.all and a barrier each thread writes slot t ^ 1.
+const char* kAsyncCopyKernel = R"(
+@slots = internal addrspace(3) global [512 x i32] undef, align 16
+
+define ptx_kernel void @async_copy(ptr addrspace(1) %in, ptr addrspace(1) %out, i32 %limit) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %four = mul i32 %tid, 4
+  %slot = getelementptr i32, ptr addrspace(3) @slots, i32 %four
+  %odd = and i32 %tid, 1
+  %is_odd = icmp eq i32 %odd, 1
+  br i1 %is_odd, label %empty, label %full
+full:
+  %source = getelementptr i32, ptr addrspace(1) %in, i32 %four
+  call void @llvm.nvvm.cp.async.cg.shared.global.16(ptr addrspace(3) %slot, ptr addrspace(1) %source)
+  br label %wait
+empty:
+  %far = add i32 %tid, %limit
+  %far4 = mul i32 %far, 4
+  %nowhere = getelementptr i32, ptr addrspace(1) %in, i32 %far4
+  call void @llvm.nvvm.cp.async.ca.shared.global.16.s(ptr addrspace(3) %slot, ptr addrspace(1) %nowhere, i32 0)
+  br label %wait
+wait:
+  call void @llvm.nvvm.cp.async.commit.group()
+  call void @llvm.nvvm.cp.async.wait.all()
+  call void @llvm.nvvm.barrier0()
+  %partner = xor i32 %tid, 1
+  %partner4 = mul i32 %partner, 4
+  %from = getelementptr i32, ptr addrspace(3) @slots, i32 %partner4
+  %value = load <4 x i32>, ptr addrspace(3) %from, align 16
+  %to = getelementptr i32, ptr addrspace(1) %out, i32 %four
+  store <4 x i32> %value, ptr addrspace(1) %to, align 16
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.cp.async.cg.shared.global.16(ptr addrspace(3), ptr addrspace(1))
+declare void @llvm.nvvm.cp.async.ca.shared.global.16.s(ptr addrspace(3), ptr addrspace(1), i32)
+declare void @llvm.nvvm.cp.async.commit.group()
+declare void @llvm.nvvm.cp.async.wait.all()
+declare void @llvm.nvvm.barrier0()
+)";
+
+TEST(AsyncCopy, CopiesAndZeroFillsSharedMemory) {
+  const auto kernel = compile_nvvm(kAsyncCopyKernel, "async_copy", "%0: ptr<i32>, %1: ptr<i32>, %2: i32");
+  std::vector<std::int32_t> input(512);
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<std::int32_t>(3 * i + 1);
+  const auto in = Buffer<std::int32_t>::from(input, Device::emu());
+  Buffer<std::int32_t> out(512, Device::emu());
+  const std::vector<kiln::runtime::KernelArgument> args = {pointer_to(in, "in"), pointer_to(out, "out"),
+                                                           {1000000, {}}};
+  const auto stats = kernel->launch(Device::emu(1), {1, 1, 1}, args);
+  const std::vector<std::int32_t> got = out.to_host();
+  for (int t = 0; t < 128; ++t)
+    for (int k = 0; k < 4; ++k) {
+      const int partner = t ^ 1;
+      const std::int32_t want = partner % 2 == 0 ? input[static_cast<std::size_t>(4 * partner + k)] : 0;
+      ASSERT_EQ(got[static_cast<std::size_t>(4 * t + k)], want) << "thread " << t << ", element " << k;
+    }
+  EXPECT_EQ(stats.bytes_read, 64u * 16) << "the 64 even threads' copies";
+}
+
+TEST(AsyncCopy, AnUnmaskedCopyPastTheEndIsALoadOutOfBounds) {
+  const auto kernel = compile_nvvm(R"(
+define ptx_kernel void @copy_past_end(ptr addrspace(1) %in) {
+  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) @slot, ptr addrspace(1) %in)
+  ret void
+}
+@slot = internal addrspace(3) global i32 undef, align 4
+declare void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3), ptr addrspace(1))
+)",
+                                   "copy_past_end", "%0: ptr<i16>", 1);
+  Buffer<std::int16_t> in(1, Device::emu());
+  const std::vector<kiln::runtime::KernelArgument> args = {pointer_to(in, "in")};
+  EXPECT_EQ(kernel_error([&] { kernel->launch(Device::emu(1), {1, 1, 1}, args); }),
+            "kernel copy_past_end: load out of bounds: element offset 1 is past the end of 'in' (1 elements of i16)");
+}
+
+}  // namespace
