@@ -1,10 +1,23 @@
 // Tile-IR kernels in text form (ir/OPS.md) shared by the test suites that
-// parse IR: the verifier's and the code generator's.
+// parse IR (the verifier's, the code generator's, the emu's), and the filling
+// of kernel templates.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kiln::ir_samples {
+
+/// `text` with each `{name}` replaced by its value.
+inline std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
+  for (const auto& [name, value] : values)
+    for (std::size_t at = text.find("{" + name + "}"); at != std::string::npos;
+         at = text.find("{" + name + "}", at + value.size()))
+      text.replace(at, name.size() + 2, value);
+  return text;
+}
 
 /// vector_add with BLOCK = 1024; `pointer_facts` and `n_facts` follow the
 /// arguments' types (e.g. " {divisibility = 16}", or "" for none).

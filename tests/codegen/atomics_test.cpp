@@ -9,19 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "ir_samples.hpp"
 #include "codegen/codegen_support.hpp"
 
 namespace kiln::codegen_test {
 namespace {
 
-/// `text` with each `{name}` replaced by its value.
-std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-  for (const auto& [name, value] : values)
-    for (std::size_t at = text.find("{" + name + "}"); at != std::string::npos;
-         at = text.find("{" + name + "}", at + value.size()))
-      text.replace(at, name.size() + 2, value);
-  return text;
-}
+using ir_samples::fill;
 
 /// A masked atomic_rmw of `kind` on `size` elements of %0 (`dtype`) with the
 /// values loaded from %1; the old values are stored to %2.

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir_samples.hpp"
 #include "codegen/codegen_support.hpp"
 
 namespace kiln::codegen_test {
@@ -21,14 +22,7 @@ const std::vector<std::string> kMath = {"exp", "exp2", "log", "log2", "sqrt", "r
 const std::vector<std::string> kArithmetic = {"add", "sub", "mul", "div", "rem", "minimum", "maximum"};
 const std::vector<std::string> kBitwise = {"and", "or", "xor", "shl", "shr", "umulhi"};
 
-/// `text` with each `{name}` replaced by its value.
-std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-  for (const auto& [name, value] : values)
-    for (std::size_t at = text.find("{" + name + "}"); at != std::string::npos;
-         at = text.find("{" + name + "}", at + value.size()))
-      text.replace(at, name.size() + 2, value);
-  return text;
-}
+using ir_samples::fill;
 
 /// A kernel over 128 elements: x from %0 and y from %1 (both of `dtype`),
 /// `body` computing %10 of `result` from %6 (x) and %9 (y), stored to %2.

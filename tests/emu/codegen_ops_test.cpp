@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir_samples.hpp"
 #include "kiln/ir/parser.hpp"
 #include "kiln/kiln.hpp"
 #include "kiln/runtime/program.hpp"
@@ -20,15 +21,7 @@ namespace {
 
 using kiln::Buffer;
 using kiln::Device;
-
-/// `text` with each `{name}` replaced by its value.
-std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-  for (const auto& [name, value] : values)
-    for (std::size_t at = text.find("{" + name + "}"); at != std::string::npos;
-         at = text.find("{" + name + "}", at + value.size()))
-      text.replace(at, name.size() + 2, value);
-  return text;
-}
+using kiln::ir_samples::fill;
 
 /// Runs the kernel `text` (pointer arguments only, one program) on cpu and
 /// emu with every buffer `bytes` long and filled with the same seeded random

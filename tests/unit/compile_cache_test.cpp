@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "scoped_environment.hpp"
 #include "kiln/runtime/compile_cache.hpp"
 
 namespace kiln::runtime {
@@ -313,23 +314,7 @@ TEST_F(CompileCacheTest, MemoryOnlyWithoutDirectory) {
   EXPECT_EQ(warnings.str(), "");
 }
 
-/// Sets or clears an environment variable for one test.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnvironment() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using kiln::test::ScopedEnvironment;
 
 TEST_F(CompileCacheTest, DefaultDirectoryFromEnvironment) {
   {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "scoped_environment.hpp"
 #include "kiln/kiln.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/launch_timer.hpp"
@@ -24,22 +25,7 @@ namespace kl = kiln;
 constexpr const char* stub_library = "/usr/local/cuda/lib64/stubs/libcuda.so";
 constexpr const char* stub_reason = "cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)";
 
-/// Sets an environment variable for one test and restores it afterwards.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnvironment() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using kiln::test::ScopedEnvironment;
 
 /// Points the process's driver at the stub library for one test.
 class StubDriver : public ::testing::Test {

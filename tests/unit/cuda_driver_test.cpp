@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "scoped_environment.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/entry_points.hpp"
 #include "kiln/runtime/cuda/resources.hpp"
@@ -30,22 +31,7 @@ namespace {
 
 constexpr const char* stub_library = "/usr/local/cuda/lib64/stubs/libcuda.so";
 
-/// Sets an environment variable for one test and restores it afterwards.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnvironment() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using kiln::test::ScopedEnvironment;
 
 // ---- Loading -------------------------------------------------------------------
 
