@@ -137,7 +137,10 @@ int dump_kernel(const DumpArgs& args) {
     target.arch = args.arch;
     const lowering::GpuKernel gpu = lowering::compile_for_gpu(program->optimized(), target, lowering);
     if (args.stage == "llvm") std::cout << gpu.llvm_ir;
-    if (args.stage == "ptx") std::cout << gpu.ptx;
+    // The PTX declares its shared memory without a size: say it, as a PTX comment.
+    if (args.stage == "ptx")
+      std::cout << gpu.ptx << "// " << gpu.name << ": " << gpu.shared_bytes
+                << " bytes of dynamic shared memory per program\n";
   }
   return 0;
 }

@@ -21,17 +21,21 @@ int block_m_of(int head_dim) {
   return head_dim == 64 ? attention_block_m<T, 64> : attention_block_m<T, 128>;
 }
 
-/// fn(the compiled kernel for dtype C and the run's head_dim and causal choices).
+/// fn(the compiled kernel for dtype C and the run's head_dim and causal
+/// choices), in the sample configuration's tiles and warps.
 template <class C, class F>
 decltype(auto) with_kernel(const RunOptions& options, F&& fn) {
   using T = kl::Scalar<C>;
   const bool causal = options.choices.at("causal") == "on";
+  const CompileOptions compile_options = attention_compile_options();
   if (options.choices.at("head_dim") == "64") {
-    if (causal) return fn(kl::compile<attention<T, 64, attention_block_m<T, 64>, attention_block_n, true>>());
-    return fn(kl::compile<attention<T, 64, attention_block_m<T, 64>, attention_block_n, false>>());
+    constexpr int block_m = attention_block_m<T, 64>;
+    if (causal) return fn(kl::compile<attention<T, 64, block_m, attention_block_n, true>>(compile_options));
+    return fn(kl::compile<attention<T, 64, block_m, attention_block_n, false>>(compile_options));
   }
-  if (causal) return fn(kl::compile<attention<T, 128, attention_block_m<T, 128>, attention_block_n, true>>());
-  return fn(kl::compile<attention<T, 128, attention_block_m<T, 128>, attention_block_n, false>>());
+  constexpr int block_m = attention_block_m<T, 128>;
+  if (causal) return fn(kl::compile<attention<T, 128, block_m, attention_block_n, true>>(compile_options));
+  return fn(kl::compile<attention<T, 128, block_m, attention_block_n, false>>(compile_options));
 }
 
 template <class C>

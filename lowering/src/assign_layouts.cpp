@@ -308,7 +308,7 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
     if (op->code != OpCode::dot || op->operands.size() != 3 || op->operands[0]->type.shape.size() != 2) continue;
     const LinearLayout& result = layouts.at(*op->result());
     const std::int64_t k_size = op->operands[0]->type.shape[1];
-    for (const auto [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}}) {
+    for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}}) {
       const Value* value = op->operands[index];
       const LinearLayout& lives_in = layouts.at(*value);
       LinearLayout needed = dot_operand_layout(result, operand, k_size);

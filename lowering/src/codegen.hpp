@@ -41,6 +41,10 @@ struct KernelCodegen {
   llvm::Value* lane = nullptr;
   llvm::Value* warp = nullptr;
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> registers;
+  /// The kernel's dynamic shared memory (kSharedMemoryArray), created by the
+  /// first SharedScratch, and the bytes the largest op's scratch takes.
+  llvm::GlobalVariable* shared_memory = nullptr;
+  std::uint64_t shared_bytes = 0;
 
   KernelCodegen(const ir::Function& fn, const AxisInfoMap& axes, const LayoutMap& layouts, const GpuTarget& target,
                 llvm::Module& module)
@@ -76,6 +80,37 @@ struct KernelCodegen {
 /// NVPTX address space of shared memory.
 inline constexpr unsigned kSharedAddressSpace = 3;
 
+/// One op's scratch in the kernel's shared memory. Every op that uses shared
+/// memory (a layout conversion, a reduce or scan across warps, a dot's staged
+/// operands, a side effect's results delivered across warps) stores, waits at
+/// a barrier, reads, and waits at a barrier again before it ends: its scratch
+/// is dead outside the op, and no two ops' scratch is live at once. So every
+/// op's scratch starts at offset 0 of one kernel-wide dynamic array, and the
+/// kernel's shared size is the largest op's, not the sum. Regions one op needs
+/// at the same time (a dot's a and b) take consecutive aligned offsets.
+class SharedScratch {
+ public:
+  explicit SharedScratch(KernelCodegen& cg) : cg_(cg) {}
+  /// A `ptr addrspace(3)` to `bytes` bytes at the first offset aligned to
+  /// `alignment` after the regions this op took before.
+  llvm::Value* take(std::uint64_t bytes, std::uint64_t alignment = 16);
+
+ private:
+  KernelCodegen& cg_;
+  std::uint64_t end_ = 0;
+};
+
+/// The bytes of shared memory one block may use on `arch` (with the opt-in
+/// to more than 48 KiB of dynamic shared memory): sm_80 and sm_87 163 KiB,
+/// sm_86 and sm_89 99 KiB, sm_90 and sm_90a 227 KiB.
+std::uint64_t shared_memory_limit_bytes(const std::string& arch);
+/// Records the kernel's shared size in the module (kSharedBytesMetadata);
+/// LoweringError naming the kernel, its bytes and the limit of
+/// `cg.target.arch` when it needs more than one block may have.
+void finish_shared_memory(KernelCodegen& cg);
+/// The shared size finish_shared_memory recorded in `module`; 0 when none.
+int shared_memory_bytes(const llvm::Module& module);
+
 /// Emits `op`, handing it to the file of its family; LoweringError naming it
 /// when no family lowers it.
 void emit_op(KernelCodegen& cg, const ir::Operation& op);
@@ -85,6 +120,12 @@ void emit_op(KernelCodegen& cg, const ir::Operation& op);
 std::vector<std::vector<llvm::Value*>> emit_region(KernelCodegen& cg, const ir::Block& block,
                                                    const std::vector<std::vector<llvm::Value*>>& arguments);
 
+/// `accumulated` XOR the XOR of `bases[i]` for each set bit i of `index`
+/// (i32, below 2^bases.size()), at run time. Runs of bits whose bases double
+/// from one bit to the next (a lane index read as a coordinate) become one
+/// shift and mask each.
+llvm::Value* xor_of_set_bits(llvm::IRBuilderBase& b, llvm::Value* accumulated, const std::vector<std::int32_t>& bases,
+                             llvm::Value* index);
 /// This thread's part of coordinate `dim` of `layout` (i32): the XOR of the
 /// lane and warp bases whose bit is set in the thread's lane and warp.
 llvm::Value* thread_coordinate(KernelCodegen& cg, const LinearLayout& layout, int dim);

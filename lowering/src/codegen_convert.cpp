@@ -15,17 +15,6 @@ namespace kiln::lowering {
 
 namespace {
 
-/// XOR of `bases[i]` for each set bit i of `index` (i32), at run time.
-llvm::Value* xor_of_set_bits(llvm::IRBuilder<>& b, llvm::Value* accumulated, const std::vector<std::int32_t>& bases,
-                             llvm::Value* index) {
-  for (std::size_t bit = 0; bit < bases.size(); ++bit) {
-    if (bases[bit] == 0) continue;
-    llvm::Value* set = b.CreateAnd(b.CreateLShr(index, static_cast<std::uint64_t>(bit)), 1);
-    accumulated = b.CreateXor(accumulated, b.CreateMul(set, b.getInt32(static_cast<std::uint32_t>(bases[bit]))));
-  }
-  return accumulated;
-}
-
 /// Each destination register from the thread's own registers: a renaming
 /// when the plan's lane and warp bases are 0, else a choice among the
 /// registers the thread's lane and warp bits can select.
@@ -113,12 +102,9 @@ std::vector<llvm::Value*> convert_through_shared_memory(KernelCodegen& cg, const
     dims.push_back(out.name);
     elements *= static_cast<std::uint64_t>(conversion.from.out_dim_size(out.name));
   }
-  auto* array = llvm::ArrayType::get(in_memory, elements);
-  auto* buffer = new llvm::GlobalVariable(cg.module, array, false, llvm::GlobalValue::InternalLinkage,
-                                          llvm::UndefValue::get(array), "convert_smem", nullptr,
-                                          llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-  buffer->setAlignment(llvm::Align(16));
-  auto slot = [&](llvm::Value* offset) { return b.CreateGEP(array, buffer, {b.getInt32(0), offset}); };
+  const std::uint64_t element_bytes = cg.module.getDataLayout().getTypeAllocSize(in_memory);
+  llvm::Value* buffer = SharedScratch(cg).take(elements * element_bytes);
+  auto slot = [&](llvm::Value* offset) { return b.CreateGEP(in_memory, buffer, offset); };
   auto barrier = [&] { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
   const TileOffsets stored(cg, conversion.from, dims);

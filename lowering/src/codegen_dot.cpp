@@ -19,8 +19,9 @@
 // for its rows (columns) inside the k loop, so only one k's operands are
 // live at a time; a runtime loop over k when both operands are staged.
 // Materialising all operand registers first would keep rows x K values live
-// (8192 for attention's Q K^T at head_dim 128) and ptxas would spill. All
-// dots of a kernel share one staging buffer.
+// (8192 for attention's Q K^T at head_dim 128) and ptxas would spill. The
+// staged tiles are the dot's scratch in the kernel's shared memory
+// (SharedScratch), consecutive while the dot runs.
 //
 // On the FMA units each element sums its products in increasing k from the
 // accumulator, as the interpreter does, with the same roundings: float
@@ -87,8 +88,7 @@ int compute_capability(const std::string& arch) {
 }
 
 /// The most shared memory a tensor-core dot stages its accumulator, a and b
-/// in, leaving room for the kernel's other buffers under the 48 KiB of
-/// static shared memory a program may have.
+/// in, within the 48 KiB a program may have without opting in to more.
 constexpr std::int64_t kTensorCoreStagingBytes = 40 * 1024;
 
 /// Whether `dot` runs on tensor cores: f16 or bf16 inputs, f32 accumulator,
@@ -105,7 +105,7 @@ bool uses_tensor_cores(const GpuTarget& target, const ir::Operation& dot) {
 
 class DotLowering {
  public:
-  DotLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op) {}
+  DotLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op), scratch_(cg) {}
 
   void lower() {
     if (op_.operands.size() != 3 || op_.results.size() != 1)
@@ -218,35 +218,13 @@ class DotLowering {
     const Registers& values = cg_.values_of(value, static_cast<std::size_t>(lives_in.in_dim_size("register")), op_);
     source.columns = value.type.shape[1];
     source.memory_type = cg_.memory_type(value.type.element(), op_);
-    const std::int64_t byte_offset = &value == op_.operands[0] ? 0 : staged_bytes(*op_.operands[0]);
-    source.staged =
-        b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), staging_buffer(), static_cast<std::uint64_t>(byte_offset));
+    source.staged = scratch_.take(static_cast<std::uint64_t>(staged_bytes(value)));
     store_tile(values, lives_in, source.columns, source.memory_type, source.staged);
   }
 
-  /// The bytes a staged tile takes, rounded up to 16 so the next starts aligned.
+  /// The bytes a staged tile takes.
   static std::int64_t staged_bytes(const ir::Value& value) {
-    return (value.type.numel() * ir::dtype_bytes(value.type.dtype) + 15) / 16 * 16;
-  }
-
-  /// The shared-memory buffer every dot of the kernel stages its operands
-  /// in, a at its start and b after it, sized for the largest dot. Each dot
-  /// stores, waits at a barrier, reads and waits at a barrier again, so one
-  /// dot's stores never meet another's reads.
-  llvm::GlobalVariable* staging_buffer() {
-    if (llvm::GlobalVariable* existing = cg_.module.getNamedGlobal("dot_operand_smem")) return existing;
-    std::int64_t bytes = 0;
-    ir::walk(cg_.fn.body, [&](ir::Operation& op) {
-      if (op.code == ir::OpCode::dot && op.operands.size() == 3)
-        bytes = std::max(bytes, staged_bytes(*op.operands[0]) + staged_bytes(*op.operands[1]) +
-                                    (uses_tensor_cores(cg_.target, op) ? staged_bytes(*op.operands[2]) : 0));
-    });
-    auto* array = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<std::uint64_t>(bytes));
-    auto* buffer = new llvm::GlobalVariable(cg_.module, array, false, llvm::GlobalValue::InternalLinkage,
-                                            llvm::UndefValue::get(array), "dot_operand_smem", nullptr,
-                                            llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-    buffer->setAlignment(llvm::Align(16));
-    return buffer;
+    return value.type.numel() * ir::dtype_bytes(value.type.dtype);
   }
 
   llvm::Value* slot(const OperandSource& source, llvm::Value* offset) {
@@ -321,12 +299,9 @@ class DotLowering {
       throw LoweringError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
 
     llvm::Type* f32 = b_.getFloatTy();
-    llvm::Value* buffer = staging_buffer();
-    llvm::Value* c_base = buffer;
-    llvm::Value* a_base =
-        b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), buffer, static_cast<std::uint64_t>(staged_bytes(acc)));
-    llvm::Value* b_base = b_.CreateConstInBoundsGEP1_64(
-        b_.getInt8Ty(), buffer, static_cast<std::uint64_t>(staged_bytes(acc) + staged_bytes(a)));
+    llvm::Value* c_base = scratch_.take(static_cast<std::uint64_t>(staged_bytes(acc)));
+    llvm::Value* a_base = scratch_.take(static_cast<std::uint64_t>(staged_bytes(a)));
+    llvm::Value* b_base = scratch_.take(static_cast<std::uint64_t>(staged_bytes(b)));
     auto registers_of = [&](const ir::Value& value) -> const Registers& {
       return cg_.values_of(value, static_cast<std::size_t>(cg_.layouts.at(value).in_dim_size("register")), op_);
     };
@@ -488,6 +463,8 @@ class DotLowering {
   KernelCodegen& cg_;
   llvm::IRBuilder<>& b_;
   const ir::Operation& op_;
+  /// The staged tiles, consecutive in the kernel's shared memory.
+  SharedScratch scratch_;
   DType input_ = DType::f32;
   bool is_float_ = true;
   llvm::Type* accumulator_type_ = nullptr;

@@ -21,17 +21,6 @@ LinearLayout replicated_scalar_layout(int num_warps) {
   return LinearLayout({{"register", {}}, {"lane", lanes}, {"warp", warps}}, {{"dim0", 0}});
 }
 
-/// XOR of `bases[i]` for each set bit i of `index` (i32), at run time.
-llvm::Value* xor_of_set_bits(llvm::IRBuilder<>& b, llvm::Value* accumulated, const std::vector<std::int32_t>& bases,
-                             llvm::Value* index) {
-  for (std::size_t bit = 0; bit < bases.size(); ++bit) {
-    if (bases[bit] == 0) continue;
-    llvm::Value* set = b.CreateAnd(b.CreateLShr(index, static_cast<std::uint64_t>(bit)), 1);
-    accumulated = b.CreateXor(accumulated, b.CreateMul(set, b.getInt32(static_cast<std::uint32_t>(bases[bit]))));
-  }
-  return accumulated;
-}
-
 }  // namespace
 
 DuplicatedElements::DuplicatedElements(KernelCodegen& cg, const ir::Value& value)
@@ -106,12 +95,9 @@ std::vector<llvm::Value*> DuplicatedElements::deliver_through_shared_memory(cons
   llvm::Type* in_memory = cg_.memory_type(element_, op);
   std::uint64_t elements = 1;
   for (const auto& out : layout_.out_dims()) elements <<= out.log2_size;
-  auto* array = llvm::ArrayType::get(in_memory, elements);
-  auto* buffer = new llvm::GlobalVariable(cg_.module, array, false, llvm::GlobalValue::InternalLinkage,
-                                          llvm::UndefValue::get(array), "duplicates_smem", nullptr,
-                                          llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-  buffer->setAlignment(llvm::Align(16));
-  auto slot = [&](int reg) { return b.CreateGEP(array, buffer, {b.getInt32(0), flat_index(reg)}); };
+  llvm::Value* buffer =
+      SharedScratch(cg_).take(elements * cg_.module.getDataLayout().getTypeAllocSize(in_memory));
+  auto slot = [&](int reg) { return b.CreateGEP(in_memory, buffer, flat_index(reg)); };
   auto barrier = [&] { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
   llvm::Value* acts = thread_acts();

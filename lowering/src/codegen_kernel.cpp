@@ -144,6 +144,7 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
 
   for (const auto& op : fn.body.ops) emit_op(cg, *op);
   cg.builder.CreateRetVoid();
+  finish_shared_memory(cg);
 
   std::string problems;
   llvm::raw_string_ostream problem_stream(problems);

@@ -106,9 +106,9 @@ class ReduceLowering {
 
   /// Every warp stores its partials to shared memory at (output element,
   /// warp's index along the axis); after a barrier each thread combines the
-  /// partials of its output elements in warp order. A barrier before the
-  /// stores keeps a slower thread's reads of the previous use (the previous
-  /// iteration of a loop) intact.
+  /// partials of its output elements in warp order. A barrier after the
+  /// reads keeps the next op's scratch (or the next iteration of a loop)
+  /// from overwriting partials a slower thread has yet to read.
   std::vector<Registers> combine_across_warps(const LinearLayout* output, const std::vector<int>& warp_bits,
                                               const std::vector<Registers>& partials) {
     const std::int64_t warps_along_axis = std::int64_t{1} << warp_bits.size();
@@ -134,22 +134,19 @@ class ReduceLowering {
       element_index.push_back(b_.CreateMul(index, b_.getInt32(static_cast<std::uint32_t>(warps_along_axis))));
     }
 
-    std::vector<llvm::GlobalVariable*> buffers;
+    // One buffer per result, each in its memory type.
+    SharedScratch scratch(cg_);
+    std::vector<llvm::Value*> buffers;
+    std::vector<llvm::Type*> memory_types;
     for (const ir::Value* result : op_.results) {
       llvm::Type* memory = cg_.memory_type(result->type.element(), op_);
-      auto* array = llvm::ArrayType::get(memory, static_cast<std::uint64_t>(output_elements * warps_along_axis));
-      auto* buffer = new llvm::GlobalVariable(cg_.module, array, false, llvm::GlobalValue::InternalLinkage,
-                                              llvm::UndefValue::get(array), "reduce_smem", nullptr,
-                                              llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-      buffer->setAlignment(llvm::Align(16));
-      buffers.push_back(buffer);
+      const std::uint64_t bytes = cg_.module.getDataLayout().getTypeAllocSize(memory);
+      buffers.push_back(scratch.take(static_cast<std::uint64_t>(output_elements * warps_along_axis) * bytes));
+      memory_types.push_back(memory);
     }
-    auto slot = [&](std::size_t i, llvm::Value* index) {
-      return b_.CreateGEP(buffers[i]->getValueType(), buffers[i], {b_.getInt32(0), index});
-    };
+    auto slot = [&](std::size_t i, llvm::Value* index) { return b_.CreateGEP(memory_types[i], buffers[i], index); };
     auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
-    barrier();
     for (std::size_t r = 0; r < partials.size(); ++r)
       for (std::size_t i = 0; i < buffers.size(); ++i)
         b_.CreateStore(to_memory(partials[r][i], i), slot(i, b_.CreateAdd(element_index[r], warp_slot)));
@@ -160,14 +157,14 @@ class ReduceLowering {
       for (std::int64_t w = 0; w < warps_along_axis; ++w) {
         Registers element;
         for (std::size_t i = 0; i < buffers.size(); ++i) {
-          llvm::Type* memory = llvm::cast<llvm::ArrayType>(buffers[i]->getValueType())->getElementType();
           llvm::Value* address = slot(i, b_.CreateAdd(element_index[r], b_.getInt32(static_cast<std::uint32_t>(w))));
-          element.push_back(from_memory(b_.CreateLoad(memory, address), i));
+          element.push_back(from_memory(b_.CreateLoad(memory_types[i], address), i));
         }
         accumulated = accumulated.empty() ? element : combine(accumulated, element);
       }
       combined.push_back(std::move(accumulated));
     }
+    barrier();
     return combined;
   }
 

@@ -223,9 +223,10 @@ class ScanLowering {
 
   /// The partner warp's totals: every thread stores its distinct totals at
   /// (warp, lane, slot) in shared memory and, after a barrier, reads those of
-  /// the same lane in the warp across `warp_bit`. The barrier before the
-  /// stores keeps a slower thread's reads of the previous use (the previous
-  /// iteration of a loop) intact.
+  /// the same lane in the warp across `warp_bit`. The barrier after the
+  /// reads keeps the next use of the scratch (the next bit, the next op, the
+  /// next iteration of a loop) from overwriting totals a slower thread has yet
+  /// to read.
   std::vector<Registers> partner_totals_through_shared_memory(int warp_bit, const std::vector<Registers>& total) {
     std::map<Registers, std::uint32_t> slot_of;
     std::vector<const Registers*> distinct;
@@ -235,27 +236,26 @@ class ScanLowering {
     const std::uint32_t slots = static_cast<std::uint32_t>(distinct.size());
     const std::uint64_t threads = static_cast<std::uint64_t>(cg_.target.num_warps) * kLanesPerWarp;
 
-    std::vector<llvm::GlobalVariable*> buffers;
+    // One buffer per result, each in its memory type.
+    SharedScratch scratch(cg_);
+    std::vector<llvm::Value*> buffers;
+    std::vector<llvm::Type*> memory_types;
     for (const ir::Value* result : op_.results) {
-      auto* array = llvm::ArrayType::get(cg_.memory_type(result->type.element(), op_), threads * slots);
-      auto* buffer = new llvm::GlobalVariable(cg_.module, array, false, llvm::GlobalValue::InternalLinkage,
-                                              llvm::UndefValue::get(array), "scan_smem", nullptr,
-                                              llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-      buffer->setAlignment(llvm::Align(16));
-      buffers.push_back(buffer);
+      llvm::Type* memory = cg_.memory_type(result->type.element(), op_);
+      buffers.push_back(scratch.take(threads * slots * cg_.module.getDataLayout().getTypeAllocSize(memory)));
+      memory_types.push_back(memory);
     }
     auto slot_address = [&](std::size_t i, llvm::Value* warp, std::uint32_t slot) {
       llvm::Value* thread = b_.CreateAdd(b_.CreateMul(warp, b_.getInt32(kLanesPerWarp)), cg_.lane);
       llvm::Value* index = b_.CreateAdd(b_.CreateMul(thread, b_.getInt32(slots)), b_.getInt32(slot));
-      return b_.CreateGEP(buffers[i]->getValueType(), buffers[i], {b_.getInt32(0), index});
+      return b_.CreateGEP(memory_types[i], buffers[i], index);
     };
     auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
-    barrier();
     for (std::uint32_t s = 0; s < slots; ++s)
       for (std::size_t i = 0; i < buffers.size(); ++i) {
         llvm::Value* value = (*distinct[s])[i];
-        llvm::Type* memory = llvm::cast<llvm::ArrayType>(buffers[i]->getValueType())->getElementType();
+        llvm::Type* memory = memory_types[i];
         if (memory != value->getType()) value = b_.CreateZExt(value, memory);
         b_.CreateStore(value, slot_address(i, cg_.warp, s));
       }
@@ -265,13 +265,14 @@ class ScanLowering {
     for (std::uint32_t s = 0; s < slots; ++s) {
       Registers values;
       for (std::size_t i = 0; i < buffers.size(); ++i) {
-        llvm::Type* memory = llvm::cast<llvm::ArrayType>(buffers[i]->getValueType())->getElementType();
+        llvm::Type* memory = memory_types[i];
         llvm::Type* in_register = (*distinct[s])[i]->getType();
         llvm::Value* value = b_.CreateLoad(memory, slot_address(i, partner_warp, s));
         values.push_back(memory == in_register ? value : b_.CreateTrunc(value, in_register));
       }
       loaded.push_back(std::move(values));
     }
+    barrier();
     std::vector<Registers> partner;
     for (const Registers& element : total) partner.push_back(loaded[slot_of.at(element)]);
     return partner;

@@ -5,6 +5,8 @@
 // known at compile time, the second is computed once from the thread index.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <bit>
+
 #include "codegen.hpp"
 #include "kiln/ir/numeric.hpp"
 
@@ -56,15 +58,38 @@ std::string describe(const ir::Operation& op) {
 
 }  // namespace
 
+llvm::Value* xor_of_set_bits(llvm::IRBuilderBase& b, llvm::Value* accumulated, const std::vector<std::int32_t>& bases,
+                             llvm::Value* index) {
+  auto add_part = [&](llvm::Value* part) {
+    const auto* constant = llvm::dyn_cast<llvm::ConstantInt>(accumulated);
+    accumulated = constant && constant->isZero() ? part : b.CreateXor(accumulated, part);
+  };
+  for (std::size_t bit = 0; bit < bases.size();) {
+    const auto basis = static_cast<std::uint32_t>(bases[bit]);
+    if (basis == 0) {
+      ++bit;
+    } else if (!std::has_single_bit(basis)) {
+      add_part(b.CreateMul(b.CreateAnd(b.CreateLShr(index, bit), 1), b.getInt32(basis)));
+      ++bit;
+    } else {
+      std::size_t end = bit + 1;
+      while (end < bases.size() && bases[end] == 2 * bases[end - 1]) ++end;
+      llvm::Value* run = bit == 0 ? index : b.CreateLShr(index, bit);
+      if (end < bases.size()) run = b.CreateAnd(run, (1u << (end - bit)) - 1);
+      const int shift = std::countr_zero(basis);
+      add_part(shift > 0 ? b.CreateShl(run, shift) : run);
+      bit = end;
+    }
+  }
+  return accumulated;
+}
+
 llvm::Value* thread_coordinate(KernelCodegen& cg, const LinearLayout& layout, int dim) {
   llvm::Value* coordinate = cg.builder.getInt32(0);
   for (auto [in, index] : {std::pair{"lane", cg.lane}, std::pair{"warp", cg.warp}}) {
-    for (int bit = 0; bit < layout.in_dim_size_log2(in); ++bit) {
-      const std::int32_t basis = layout.basis(in, bit)[dim];
-      if (basis == 0) continue;
-      llvm::Value* set = cg.builder.CreateAnd(cg.builder.CreateLShr(index, bit), 1);
-      coordinate = cg.builder.CreateXor(coordinate, cg.builder.CreateMul(set, cg.builder.getInt32(basis)));
-    }
+    std::vector<std::int32_t> bases;
+    for (int bit = 0; bit < layout.in_dim_size_log2(in); ++bit) bases.push_back(layout.basis(in, bit)[dim]);
+    coordinate = xor_of_set_bits(cg.builder, coordinate, bases, index);
   }
   return coordinate;
 }
@@ -94,11 +119,14 @@ bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
     case OpCode::arange: {
       const LinearLayout& layout = cg.layouts.at(result);
       llvm::Value* thread_part = thread_coordinate(cg, layout, 0);
-      llvm::Value* start = cg.builder.getInt32(static_cast<std::uint32_t>(op.int_attribute("start")));
+      const auto start = static_cast<std::uint32_t>(op.int_attribute("start"));
       std::vector<llvm::Value*> values;
-      for (int r = 0; r < cg.register_count(result); ++r)
-        values.push_back(cg.builder.CreateAdd(
-            cg.builder.CreateXor(thread_part, cg.builder.getInt32(register_coordinate(layout, r, 0))), start));
+      for (int r = 0; r < cg.register_count(result); ++r) {
+        llvm::Value* value = thread_part;
+        if (const std::int32_t register_part = register_coordinate(layout, r, 0); register_part != 0)
+          value = cg.builder.CreateXor(value, cg.builder.getInt32(static_cast<std::uint32_t>(register_part)));
+        values.push_back(start == 0 ? value : cg.builder.CreateAdd(value, cg.builder.getInt32(start)));
+      }
       cg.define(result, std::move(values));
       return true;
     }

@@ -107,9 +107,10 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
       "codegen",
       [&] {
         module = generate_llvm_module(optimized, axes, layouts, target, context, *machine);
-        kernel.llvm_ir = to_string(*module);
+        kernel.shared_bytes = shared_memory_bytes(*module);
+        if (options.keep_llvm_ir) kernel.llvm_ir = to_string(*module);
       },
-      [&] { return kernel.llvm_ir; });
+      [&] { return to_string(*module); });
   if (options.stop_after == "codegen") return kernel;
 
   passes.run(
@@ -119,9 +120,9 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
       "o3",
       [&] {
         optimize_module(*module, *machine);
-        kernel.optimized_llvm_ir = to_string(*module);
+        if (options.keep_llvm_ir) kernel.optimized_llvm_ir = to_string(*module);
       },
-      [&] { return kernel.optimized_llvm_ir; });
+      [&] { return to_string(*module); });
   if (options.stop_after == "o3") return kernel;
 
   passes.run(

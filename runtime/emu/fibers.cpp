@@ -74,8 +74,8 @@ CtaScheduler::CtaScheduler(const LaunchContext& launch, KernelEntry entry, const
   // neighbour's corrupted frames.
   for (int t = 0; t < thread_count_; ++t)
     mprotect(stacks_ + stack_stride_ * static_cast<std::size_t>(t), page_size(), PROT_NONE);
-  const std::size_t shared_bytes = std::max<std::size_t>(launch.kernel->shared_bytes, 64);
-  shared_ = static_cast<std::byte*>(::operator new(shared_bytes, std::align_val_t(64)));
+  shared_bytes_ = std::max<std::size_t>(launch.kernel->shared_bytes, 64);
+  shared_ = static_cast<std::byte*>(::operator new(shared_bytes_, std::align_val_t(64)));
 }
 
 CtaScheduler::~CtaScheduler() {
@@ -94,7 +94,7 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
   barrier_arrived_ = 0;
   barrier_accumulated_ = 0;
   for (Warp& warp : warps_) warp.arrived = 0;
-  std::memset(shared_, kSharedMemoryPoison, launch_.kernel->shared_bytes);
+  std::memset(shared_, kSharedMemoryPoison, shared_bytes_);
   ready_head_ = 0;
   ready_count_ = 0;
   for (int t = 0; t < thread_count_; ++t) {

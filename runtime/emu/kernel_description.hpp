@@ -35,7 +35,9 @@ struct KernelDescription {
   std::vector<std::string> argument_names;
   /// Indexed by the site operand of kiln_emu_check_global_access.
   std::vector<AccessSite> access_sites;
-  /// Bytes of shared memory per program (CTA): every addrspace(3) global, laid out by the retargeting.
+  /// Bytes of shared memory per program (CTA), laid out by the retargeting:
+  /// the dynamic array (the code generator's kiln_shared, sized by the
+  /// module's !kiln.shared_bytes) at offset 0, then any sized addrspace(3) global.
   std::size_t shared_bytes = 0;
   /// Threads per program: num_warps * 32.
   int threads_per_program = 0;

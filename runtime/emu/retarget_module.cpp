@@ -1,7 +1,8 @@
 // Retargeting the GPU code generator's module for the host, in one pass:
 // host triple and data layout; no NVPTX calling conventions, CPU attributes or
 // annotations; shared-memory (addrspace 3) globals become offsets from
-// kiln_emu_shared_memory(); address-space casts become integer round trips
+// kiln_emu_shared_memory() (the dynamic array, sized by the module's
+// !kiln.shared_bytes, at offset 0); address-space casts become integer round trips
 // (every address space is flat on the host); NVVM's scoped atomics become
 // the host's atomicrmw and cmpxchg; cp.async becomes a copy done at once; a
 // kiln_emu_check_global_access call before each global (addrspace 1) load,
@@ -18,6 +19,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <map>
 
 #include "hooks.hpp"
@@ -43,27 +45,47 @@ void strip_gpu_attributes(llvm::Module& module) {
     module.eraseNamedMetadata(annotations);
 }
 
-/// Every shared-memory global at an offset in one block per program; each use
-/// reads the block's address from kiln_emu_shared_memory() once per function.
+/// The size of the module's dynamic shared memory, from its
+/// !kiln.shared_bytes (lowering::kSharedBytesMetadata); LoweringError naming
+/// `array` when the module does not say.
+std::uint64_t dynamic_shared_bytes(const llvm::Module& module, const llvm::GlobalVariable& array,
+                                   const KernelDescription& kernel) {
+  const llvm::NamedMDNode* node = module.getNamedMetadata(lowering::kSharedBytesMetadata);
+  const llvm::MDNode* entry = node && node->getNumOperands() == 1 ? node->getOperand(0) : nullptr;
+  const auto* bytes = entry && entry->getNumOperands() == 1
+                          ? llvm::mdconst::dyn_extract<llvm::ConstantInt>(entry->getOperand(0))
+                          : nullptr;
+  if (!bytes)
+    fail(kernel, "dynamic shared memory @" + array.getName().str() + " has no size (the module has no !" +
+                     lowering::kSharedBytesMetadata + ")");
+  return bytes->getZExtValue();
+}
+
+/// Every shared-memory global at an offset in one block per program: the
+/// dynamic arrays (declarations, which alias as on the GPU) at offset 0, the
+/// sized globals after them; each use reads the block's address from
+/// kiln_emu_shared_memory() once per function.
 void place_shared_memory(llvm::Module& module, KernelDescription& kernel) {
   std::vector<llvm::GlobalVariable*> shared;
   for (llvm::GlobalVariable& global : module.globals())
     if (global.getAddressSpace() == kSharedAddressSpace) shared.push_back(&global);
   if (shared.empty()) return;
+  std::uint64_t end = 0;
+  for (llvm::GlobalVariable* global : shared)
+    if (global->isDeclaration()) end = std::max(end, dynamic_shared_bytes(module, *global, kernel));
   const llvm::DataLayout& layout = module.getDataLayout();
   llvm::LLVMContext& context = module.getContext();
   llvm::PointerType* shared_pointer = llvm::PointerType::get(context, kSharedAddressSpace);
   llvm::FunctionCallee base_hook =
       module.getOrInsertFunction(kSharedMemoryHook, llvm::FunctionType::get(shared_pointer, false));
   std::map<llvm::Function*, llvm::Value*> base_in;
-  std::uint64_t end = 0;
   for (llvm::GlobalVariable* global : shared) {
-    if (global->isDeclaration())
-      fail(kernel,
-           "shared memory @" + global->getName().str() + " has no size (dynamic shared memory is not emulated)");
-    const std::uint64_t alignment = std::max<std::uint64_t>(global->getAlign().valueOrOne().value(), 16);
-    const std::uint64_t offset = (end + alignment - 1) / alignment * alignment;
-    end = offset + layout.getTypeAllocSize(global->getValueType());
+    std::uint64_t offset = 0;
+    if (!global->isDeclaration()) {
+      const std::uint64_t alignment = std::max<std::uint64_t>(global->getAlign().valueOrOne().value(), 16);
+      offset = (end + alignment - 1) / alignment * alignment;
+      end = offset + layout.getTypeAllocSize(global->getValueType());
+    }
     for (llvm::Use& use : llvm::make_early_inc_range(global->uses())) {
       auto* user = llvm::dyn_cast<llvm::Instruction>(use.getUser());
       if (!user) fail(kernel, "shared memory @" + global->getName().str() + " is used outside a function");

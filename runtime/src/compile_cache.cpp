@@ -50,7 +50,8 @@ std::uint64_t scramble(std::uint64_t word) { return rotate_left(word * prime2, 3
 //   magic (8) · format version (4) · key size (8) · payload size (8) ·
 //   payload checksum (16) · key text · payload
 constexpr char entry_magic[8] = {'K', 'I', 'L', 'N', 'C', 'A', 'C', 'H'};
-constexpr std::uint32_t entry_format_version = 1;
+// Version 2: the cuda device's payloads carry the kernel's dynamic shared memory.
+constexpr std::uint32_t entry_format_version = 2;
 constexpr std::size_t entry_header_size = 8 + 4 + 8 + 8 + 16;
 
 void append_little_endian(std::string& out, std::uint64_t value, int bytes) {

@@ -38,6 +38,7 @@ kiln_cli_test(dump_llvm 0 "target triple = \"nvptx64-nvidia-cuda\".*define ptx_k
 kiln_cli_test(dump_layout 0 "register" dump vector_add --stage layout)
 kiln_cli_test(dump_attention_ptx 0 "\\.entry attention.*mma\\.sync\\.aligned\\.m16n8k16" dump attention --stage ptx)
 kiln_cli_test(dump_softmax_ptx 0 "\\.entry softmax.*shfl\\.sync\\.bfly" dump softmax --stage ptx)
+kiln_cli_test(dump_shared_memory 0 "\\.extern \\.shared \\.align 16 \\.b8 kiln_shared\\[\\];.*\n// softmax[^\n]*: 16 bytes of dynamic shared memory per program\n$" dump softmax --stage ptx)
 kiln_cli_test(unknown_flag 2 "^kiln: The following argument was not expected: --frobnicate \\(see kiln --help\\)\n$" info --frobnicate)
 kiln_cli_test(no_subcommand 2 "^kiln: A subcommand is required \\(see kiln --help\\)\n$")
 kiln_cli_test(help 0 "Subcommands:.*run.*dump" --help)

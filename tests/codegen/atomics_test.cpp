@@ -9,8 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "ir_samples.hpp"
 #include "codegen/codegen_support.hpp"
+#include "codegen/kernels_text.hpp"
+#include "ir_samples.hpp"
 
 namespace kiln::codegen_test {
 namespace {
@@ -227,7 +228,7 @@ TEST(AtomicDuplicates, ScalarActsInThreadZeroAndBroadcastsThroughSharedMemory) {
   EXPECT_EQ(count(kernel.llvm_ir, "cmpxchg"), 1) << kernel.llvm_ir;
   EXPECT_TRUE(contains(kernel.llvm_ir, "and i32 %lane, 31"));
   EXPECT_TRUE(contains(kernel.llvm_ir, "and i32 %warp, 3"));
-  EXPECT_TRUE(contains(kernel.llvm_ir, "@duplicates_smem = internal addrspace(3) global [1 x i32]"));
+  EXPECT_EQ(kernel.shared_bytes, 4) << "one i32 for the acting thread's old value";
   EXPECT_EQ(count(kernel.ptx, "st.shared.u32"), 1) << kernel.ptx;
   EXPECT_EQ(count(kernel.ptx, "ld.shared.u32"), 1) << kernel.ptx;
   EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
@@ -250,7 +251,7 @@ TEST(AtomicDuplicates, TileReplicatedOverWarpsActsInTheFirstTwoWarps) {
   EXPECT_TRUE(contains(kernel.llvm_ir, "and i32 %warp, 2"));
   EXPECT_EQ(count(kernel.llvm_ir, "and i32 %lane, "), 0) << "every lane of an acting warp acts\n" << kernel.llvm_ir;
   // The acting warps' old values reach the others through a buffer of the tile.
-  EXPECT_TRUE(contains(kernel.ptx, ".shared .align 16 .b8 duplicates_smem[256]"));
+  EXPECT_EQ(kernel.shared_bytes, 64 * 4) << "the 64 f32 of the tile";
   EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
   for (const char* arch : {"sm_80", "sm_90a"})
     KILN_EXPECT_PTXAS_ACCEPTS(compile_text(rmw_text("add", "f32", 64), arch), arch, "atomic_replicated_warps");
@@ -276,39 +277,12 @@ TEST(AtomicDuplicates, TileWithoutDuplicatesHasNoActingGuard) {
 }
 
 TEST(AtomicDuplicates, RegistersRepeatingInEveryThreadAreSkippedAtCompileTime) {
-  // The 16x64 f32 load gives the 2-D layout [1, 4] registers, [2, 16] lanes
-  // and [4, 1] warps per layout tile. A 16x2 tile wraps its 2 columns twice
-  // in the 4 registers of a row and over the 16 lanes of a row, and takes
-  // two repetitions of 8 rows: 8 registers per thread holding 4 distinct
-  // elements, and lanes 0-15 of a half-warp all holding the same ones.
-  const std::string text = R"(kernel @wrapped(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}) {
-  %2 = arange {start = 0} : tile<16xi32>
-  %3 = arange {start = 0} : tile<64xi32>
-  %4 = expand_dims %2 {axis = 1} : tile<16x1xi32>
-  %5 = constant {value = 64} : tile<16x1xi32>
-  %6 = mul %4, %5 : tile<16x1xi32>
-  %7 = broadcast %6 : tile<16x64xi32>
-  %8 = expand_dims %3 {axis = 0} : tile<1x64xi32>
-  %9 = broadcast %8 : tile<16x64xi32>
-  %10 = add %7, %9 : tile<16x64xi32>
-  %11 = splat %0 : tile<16x64xptr<f32>>
-  %12 = addptr %11, %10 : tile<16x64xptr<f32>>
-  %13 = load %12 {cache = none, evict = none} : tile<16x64xf32>
-  %14 = splat %1 : tile<16x64xptr<f32>>
-  %15 = addptr %14, %10 : tile<16x64xptr<f32>>
-  store %15, %13 {cache = none, evict = none}
-  %16 = arange {start = 0} : tile<2xi32>
-  %17 = expand_dims %16 {axis = 0} : tile<1x2xi32>
-  %18 = broadcast %17 : tile<16x2xi32>
-  %19 = broadcast %6 : tile<16x2xi32>
-  %20 = add %19, %18 : tile<16x2xi32>
-  %21 = splat %1 : tile<16x2xptr<f32>>
-  %22 = addptr %21, %20 : tile<16x2xptr<f32>>
-  %23 = constant {value = 1.0} : tile<16x2xf32>
-  %24 = atomic_rmw %22, %23 {kind = add, order = relaxed, scope = gpu} : tile<16x2xf32>
-  store %22, %24 {cache = none, evict = none}
-}
-)";
+  // The 16x2 tile of wrapped_16x2_text: 8 registers per thread holding 4
+  // distinct elements, and lanes 0-15 of a half-warp all holding the same ones.
+  const std::string text = wrapped_16x2_text(R"(  %one = constant {value = 1.0} : tile<16x2xf32>
+  %old = atomic_rmw %wrapped_pointers, %one {kind = add, order = relaxed, scope = gpu} : tile<16x2xf32>
+  store %wrapped_pointers, %old {cache = none, evict = none}
+)");
   const lowering::GpuKernel kernel = compile_text(text);
   EXPECT_EQ(count(kernel.llvm_ir, "atomicrmw"), 4) << "registers 2, 3, 6, 7 repeat 0, 1, 4, 5\n" << kernel.llvm_ir;
   EXPECT_EQ(count(kernel.ptx, "atom.global.add.f32"), 4) << kernel.ptx;

@@ -241,7 +241,8 @@ TEST(Conversion, RowAndColumnUseRecordOneConversion) {
 
 TEST(Conversion, RowAndColumnGoThroughSharedMemory) {
   const lowering::GpuKernel kernel = compile_text(kRowPlusColumn);
-  EXPECT_TRUE(contains(kernel.ptx, ".shared .align 16 .b8 convert_smem[256]"));
+  EXPECT_EQ(kernel.shared_bytes, 256);  // 64 i32
+  EXPECT_TRUE(contains(kernel.ptx, ".extern .shared .align 16 .b8 kiln_shared[];"));
   EXPECT_GE(count(kernel.ptx, "st.shared"), 1);
   EXPECT_GE(count(kernel.ptx, "ld.shared"), 1);
   EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
@@ -289,8 +290,9 @@ TEST(Conversion, SharedMemoryCarriesMasksAsBytesAndHalvesAsHalves) {
 )";
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel = compile_text(text, arch);
-    EXPECT_TRUE(contains(kernel.ptx, ".shared .align 16 .b8 convert_smem[64]")) << "the mask, a byte per element";
-    EXPECT_TRUE(contains(kernel.ptx, "[128]")) << "the f16 tile, two bytes per element";
+    // The arange's 64 i32, also a row and a column, take the most; the mask's
+    // 64 (a byte per element) and the f16 tile's 128 share them.
+    EXPECT_EQ(kernel.shared_bytes, 64 * 4);
     EXPECT_GE(count(kernel.ptx, "ld.shared.u8"), 1) << kernel.ptx;
     EXPECT_GE(count(kernel.ptx, "ld.shared.b16"), 1) << kernel.ptx;
     KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "masks");
@@ -300,8 +302,8 @@ TEST(Conversion, SharedMemoryCarriesMasksAsBytesAndHalvesAsHalves) {
 TEST(Conversion, InsideALoopBody) {
   const lowering::GpuKernel kernel = compile_text(kOuterProductsInALoop);
   // One conversion of the f32 row in the body, one of the i32 arange after
-  // the loop: a buffer and two barriers each.
-  EXPECT_EQ(count(kernel.ptx, ".shared .align 16 .b8 convert_smem"), 2) << kernel.ptx;
+  // the loop: 32 elements of 4 bytes and two barriers each, in one region.
+  EXPECT_EQ(kernel.shared_bytes, 32 * 4);
   EXPECT_GE(count(kernel.ptx, "st.shared.v4.f32"), 1) << kernel.ptx;
   EXPECT_GE(count(kernel.ptx, "ld.shared.f32"), 1) << kernel.ptx;
   EXPECT_EQ(count(kernel.ptx, "bar.sync"), 4) << kernel.ptx;
@@ -335,8 +337,11 @@ TEST(Conversion, TwoReducesLeavingOneTileInTwoLayoutsConvertTheSecondResult) {
   // other warps, reach it through one shared-memory conversion.
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel = compile_text(text, arch);
-    EXPECT_EQ(count(kernel.llvm_ir, "@convert_smem = internal addrspace(3)"), 1) << kernel.llvm_ir;
-    EXPECT_EQ(count(kernel.llvm_ir, "@reduce_smem = internal"), 1) << "the column sums cross warps\n" << kernel.llvm_ir;
+    // The constant tile lies over 2 x 2 warps: both sums cross 2 warps
+    // (64 x 2 warps x 4 bytes each), and the column sums are converted (64 x 4
+    // bytes): two barriers each, one region of the largest size.
+    EXPECT_EQ(count(kernel.llvm_ir, "call void @llvm.nvvm.barrier0()"), 3 * 2) << kernel.llvm_ir;
+    EXPECT_EQ(kernel.shared_bytes, 64 * 2 * 4);
     KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "two_reduces");
   }
 }

@@ -13,11 +13,13 @@ using ir_samples::vector_add_text;
 /// The specialised vector_add: 16-byte aligned pointers, n a multiple of 16.
 inline std::string specialized_vector_add() { return vector_add_text(" {divisibility = 16}", " {divisibility = 16}"); }
 
-/// out[r, c] = x[r, c] + bias[c] over one 64x64 tile: expand_dims, broadcast
-/// and a 1-D load feeding a 2-D add.
-inline const char* kAddBias =
-    R"(kernel @add_bias(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}, %2: ptr<f32> {divisibility = 16}) {
-  %3 = arange {start = 0} : tile<64xi32>
+/// The first lines of a kernel body reading x[r, c] over one 64x64 f32 tile
+/// of %0 (row stride 64), numbered from %3 as after three arguments: %3 and
+/// %4 the row and column aranges, %9 the columns (tile<1x64xi32>), %11 the
+/// offsets, %13 the pointers and %14 the values. The load gives the kernel its
+/// 2-D layout: [1, 4] registers, [2, 16] lanes and [4, 1] warps. (Numbered,
+/// not named: the layout tests look values up by number.)
+inline constexpr const char* kLoad64x64 = R"(  %3 = arange {start = 0} : tile<64xi32>
   %4 = arange {start = 0} : tile<64xi32>
   %5 = expand_dims %3 {axis = 1} : tile<64x1xi32>
   %6 = constant {value = 64} : tile<64x1xi32>
@@ -29,7 +31,13 @@ inline const char* kAddBias =
   %12 = splat %0 : tile<64x64xptr<f32>>
   %13 = addptr %12, %11 : tile<64x64xptr<f32>>
   %14 = load %13 {cache = none, evict = none} : tile<64x64xf32>
-  %15 = splat %1 : tile<64xptr<f32>>
+)";
+
+/// out[r, c] = x[r, c] + bias[c] over one 64x64 tile: expand_dims, broadcast
+/// and a 1-D load feeding a 2-D add.
+inline const std::string kAddBias = ir_samples::pointer_kernel_text(
+    "add_bias", {"f32", "f32", "f32"}, " {divisibility = 16}",
+    std::string(kLoad64x64) + R"(  %15 = splat %1 : tile<64xptr<f32>>
   %16 = addptr %15, %4 : tile<64xptr<f32>>
   %17 = load %16 {cache = none, evict = none} : tile<64xf32>
   %18 = expand_dims %17 {axis = 0} : tile<1x64xf32>
@@ -38,8 +46,30 @@ inline const char* kAddBias =
   %21 = splat %2 : tile<64x64xptr<f32>>
   %22 = addptr %21, %11 : tile<64x64xptr<f32>>
   store %22, %20 {cache = none, evict = none}
+)");
+
+/// A 16x64 f32 tile of %0 loaded and stored back, which gives the kernel the
+/// 2-D layout [1, 4] registers, [2, 16] lanes and [4, 1] warps per layout
+/// tile, then `update` of a 16x2 f32 tile of %1 (row stride 64) through the
+/// pointers %wrapped_pointers. The 16x2 tile wraps its 2 columns twice in the
+/// 4 registers of a row and over the 16 lanes of a row, and takes two
+/// repetitions of 8 rows: 8 registers per thread holding 4 distinct elements
+/// (registers 2, 3, 6, 7 repeat 0, 1, 4, 5), and lanes 0-15 of a half-warp
+/// all holding the same ones.
+inline std::string wrapped_16x2_text(const std::string& update) {
+  return ir_samples::pointer_kernel_text(
+      "wrapped", {"f32", "f32"}, " {divisibility = 16}",
+      ir_samples::row_major_offsets("tile", 16, 64) + ir_samples::load_text("x", "%0", "tile", "16x64", "f32") +
+          R"(  store %x_pointers, %x {cache = none, evict = none}
+  %wrapped_column_range = arange {start = 0} : tile<2xi32>
+  %wrapped_columns = expand_dims %wrapped_column_range {axis = 0} : tile<1x2xi32>
+  %wrapped_columns_2d = broadcast %wrapped_columns : tile<16x2xi32>
+  %wrapped_row_starts_2d = broadcast %tile_row_starts : tile<16x2xi32>
+  %wrapped_offsets = add %wrapped_row_starts_2d, %wrapped_columns_2d : tile<16x2xi32>
+  %wrapped_base = splat %1 : tile<16x2xptr<f32>>
+  %wrapped_pointers = addptr %wrapped_base, %wrapped_offsets : tile<16x2xptr<f32>>
+)" + update);
 }
-)";
 
 // Float, integer, unsigned and f64 arithmetic, the math unaries in f32 and
 // f16, casts between all widths (f16, bf16, i8, i64, f64, i1), cmp, select

@@ -33,9 +33,8 @@ TEST_P(PtxasAccepts, GeneratedKernels) {
     EXPECT_EQ(result.exit_code, 0) << c.name << ": ptxas rejected the PTX:\n" << result.output << "\n" << kernel.ptx;
     EXPECT_EQ(spill_bytes(result.output), 0) << c.name << ": spills:\n" << result.output;
     EXPECT_TRUE(contains(result.output, "Used")) << result.output;
-    const std::size_t usage = result.output.find("Used");
-    if (usage != std::string::npos)
-      std::printf("ptxas -arch=%s %s: %s", GetParam(), c.name, result.output.substr(usage).c_str());
+    std::printf("ptxas -arch=%s %s: %s, %d bytes dynamic smem\n", GetParam(), c.name,
+                register_usage(result.output).c_str(), kernel.shared_bytes);
   }
 }
 

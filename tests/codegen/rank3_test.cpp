@@ -138,8 +138,8 @@ TEST(Rank3, JoinOfLoadedThreeDimensionalTilesMovesNoData) {
       lowering::compile_for_gpu(kl::compile<join_split_kernel<float>>().ir(), {.arch = "sm_90a"});
   EXPECT_EQ(count(kernel.llvm_ir, "x float] undef"), 0) << kernel.llvm_ir;
   EXPECT_EQ(count(kernel.llvm_ir, "shfl.sync.idx.f32(i32"), 0) << kernel.llvm_ir;
-  EXPECT_EQ(count(kernel.llvm_ir, "internal addrspace(3) global [4 x i32]"), 1) << kernel.llvm_ir;
-  EXPECT_EQ(count(kernel.llvm_ir, "internal addrspace(3)"), 1) << kernel.llvm_ir;
+  EXPECT_EQ(kernel.shared_bytes, 4 * 4) << "only the 4 i32 of the index tile go through shared memory";
+  EXPECT_EQ(count(kernel.llvm_ir, "call void @llvm.nvvm.barrier0()"), 2) << kernel.llvm_ir;
 }
 
 TEST(Rank3, PermutesOfThreeDimensionalTiles) {

@@ -111,7 +111,8 @@ TEST(Reduce, ColumnSumCrossesLanesAndWarps) {
   const lowering::GpuKernel kernel = compile_text(reduce_2d_text(64, 64, 0, "f32", "add"));
   EXPECT_TRUE(contains(kernel.ptx, "shfl.sync.bfly.b32"));
   EXPECT_TRUE(contains(kernel.ptx, "bar.sync"));
-  EXPECT_TRUE(contains(kernel.ptx, ".shared .align 16 .b8 reduce_smem[1024]"));  // 64 columns x 4 warps x 4 bytes
+  EXPECT_EQ(kernel.shared_bytes, 1024);  // 64 columns x 4 warps x 4 bytes
+  EXPECT_TRUE(contains(kernel.ptx, ".extern .shared .align 16 .b8 kiln_shared[];"));
 }
 
 TEST(Reduce, WideRowSpansWarps) {
@@ -129,7 +130,7 @@ TEST(Reduce, OneDimensionalSumToScalar) {
   const lowering::GpuKernel kernel = compile_text(reduce_1d_text(1024, "f32", "add"));
   EXPECT_EQ(count(kernel.ptx, "shfl.sync.bfly.b32"), 5) << kernel.ptx;
   EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
-  EXPECT_TRUE(contains(kernel.ptx, ".shared .align 16 .b8 reduce_smem[16]"));
+  EXPECT_EQ(kernel.shared_bytes, 16);  // 4 warps x 4 bytes
 }
 
 TEST(Reduce, OneWarpNeedsNoSharedMemory) {
@@ -143,7 +144,7 @@ TEST(Reduce, ReplicatedElementsAreCombinedOnce) {
   // goes through shared memory (2 slots), and every lane bit is a shuffle.
   const lowering::GpuKernel wrapped = compile_text(reduce_1d_text(64, "f32", "add"));
   EXPECT_EQ(count(wrapped.ptx, "shfl.sync.bfly.b32"), 5) << wrapped.ptx;
-  EXPECT_TRUE(contains(wrapped.ptx, ".shared .align 16 .b8 reduce_smem[8]"));
+  EXPECT_EQ(wrapped.shared_bytes, 8);
   // 16 elements: lane bit 4 and both warp bits hold copies.
   const lowering::GpuKernel small = compile_text(reduce_1d_text(16, "f32", "add"));
   EXPECT_EQ(count(small.ptx, "shfl.sync.bfly.b32"), 4) << small.ptx;

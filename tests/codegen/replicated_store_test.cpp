@@ -13,24 +13,15 @@
 namespace kiln::codegen_test {
 namespace {
 
-/// x[r, c] over a 64x64 tile sets the 2-D layout: [1, 4] registers, [2, 16]
-/// lanes and [4, 1] warps. Then row 0 of y gets a masked load-add-store
-/// (y[c] += y[c] where c < n): a 1x64 tile whose layout repeats its row over
-/// lane bit 4 and both warp bits, 8 copies of each element.
-const char* kRowUpdate = R"(kernel @row_update(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}, %2: i32 {divisibility = 16}) {
-  %3 = arange {start = 0} : tile<64xi32>
-  %4 = arange {start = 0} : tile<64xi32>
-  %5 = expand_dims %3 {axis = 1} : tile<64x1xi32>
-  %6 = constant {value = 64} : tile<64x1xi32>
-  %7 = mul %5, %6 : tile<64x1xi32>
-  %8 = broadcast %7 : tile<64x64xi32>
-  %9 = expand_dims %4 {axis = 0} : tile<1x64xi32>
-  %10 = broadcast %9 : tile<64x64xi32>
-  %11 = add %8, %10 : tile<64x64xi32>
-  %12 = splat %0 : tile<64x64xptr<f32>>
-  %13 = addptr %12, %11 : tile<64x64xptr<f32>>
-  %14 = load %13 {cache = none, evict = none} : tile<64x64xf32>
-  %15 = add %14, %14 : tile<64x64xf32>
+/// x[r, c] over a 64x64 tile (kLoad64x64) sets the 2-D layout: [1, 4]
+/// registers, [2, 16] lanes and [4, 1] warps. Then row 0 of y gets a masked
+/// load-add-store (y[c] += y[c] where c < n): a 1x64 tile whose layout repeats
+/// its row over lane bit 4 and both warp bits, 8 copies of each element.
+const std::string kRowUpdate =
+    std::string(
+        "kernel @row_update(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}, %2: i32 "
+        "{divisibility = 16}) {\n") +
+    kLoad64x64 + R"(  %15 = add %14, %14 : tile<64x64xf32>
   store %13, %15 {cache = none, evict = none}
   %16 = splat %1 : tile<1x64xptr<f32>>
   %17 = addptr %16, %9 : tile<1x64xptr<f32>>
@@ -57,35 +48,14 @@ TEST(ReplicatedStore, RowRepeatedOverLanesAndWarpsIsStoredByTheActingCopiesOnly)
 }
 
 TEST(ReplicatedStore, RegistersRepeatingInEveryThreadAreNotStored) {
-  // As in AtomicDuplicates: a 16x2 tile in the [1, 4]-register layout of a
-  // 16x64 tile holds 8 registers per thread of which 4 are distinct (2 runs
-  // of 2 columns), and lanes 0-15 of each half-warp hold the same ones.
-  const std::string text = R"(kernel @wrapped(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}) {
-  %2 = arange {start = 0} : tile<16xi32>
-  %3 = arange {start = 0} : tile<64xi32>
-  %4 = expand_dims %2 {axis = 1} : tile<16x1xi32>
-  %5 = constant {value = 64} : tile<16x1xi32>
-  %6 = mul %4, %5 : tile<16x1xi32>
-  %7 = broadcast %6 : tile<16x64xi32>
-  %8 = expand_dims %3 {axis = 0} : tile<1x64xi32>
-  %9 = broadcast %8 : tile<16x64xi32>
-  %10 = add %7, %9 : tile<16x64xi32>
-  %11 = splat %0 : tile<16x64xptr<f32>>
-  %12 = addptr %11, %10 : tile<16x64xptr<f32>>
-  %13 = load %12 {cache = none, evict = none} : tile<16x64xf32>
-  store %12, %13 {cache = none, evict = none}
-  %14 = arange {start = 0} : tile<2xi32>
-  %15 = expand_dims %14 {axis = 0} : tile<1x2xi32>
-  %16 = broadcast %15 : tile<16x2xi32>
-  %17 = broadcast %6 : tile<16x2xi32>
-  %18 = add %17, %16 : tile<16x2xi32>
-  %19 = splat %1 : tile<16x2xptr<f32>>
-  %20 = addptr %19, %18 : tile<16x2xptr<f32>>
-  %21 = load %20 {cache = none, evict = none} : tile<16x2xf32>
-  %22 = add %21, %21 : tile<16x2xf32>
-  store %20, %22 {cache = none, evict = none}
-}
-)";
+  // As in AtomicDuplicates: the 16x2 tile of wrapped_16x2_text holds 8
+  // registers per thread of which 4 are distinct (2 runs of 2 columns), and
+  // lanes 0-15 of each half-warp hold the same ones.
+  const std::string text = wrapped_16x2_text(
+      R"(  %y = load %wrapped_pointers {cache = none, evict = none} : tile<16x2xf32>
+  %doubled = add %y, %y : tile<16x2xf32>
+  store %wrapped_pointers, %doubled {cache = none, evict = none}
+)");
   const lowering::GpuKernel kernel = compile_text(text);
   EXPECT_EQ(count(kernel.llvm_ir, "store <2 x float>"), 2) << "registers 2, 3, 6, 7 repeat 0, 1, 4, 5\n"
                                                            << kernel.llvm_ir;

@@ -45,8 +45,9 @@ TEST(TracedAtomicsAndDebug, CompareExchangeLoopDeliversEachResultToEveryThread) 
     const lowering::GpuKernel kernel =
         lowering::compile_for_gpu(kl::compile<cas_increment<kl::half>>().ir(), {.arch = arch});
     // The first add and two compare-exchanges, each broadcast from thread 0
-    // through its own buffer.
-    EXPECT_EQ(count(kernel.llvm_ir, "internal addrspace(3) global [1 x half]"), 3) << kernel.llvm_ir;
+    // through shared memory between two barriers, one half each in one region.
+    EXPECT_EQ(count(kernel.llvm_ir, "call void @llvm.nvvm.barrier0()"), 3 * 2) << kernel.llvm_ir;
+    EXPECT_EQ(kernel.shared_bytes, 2);
     EXPECT_EQ(count(kernel.llvm_ir, "atomicrmw fadd ptr addrspace(1)"), 1) << kernel.llvm_ir;
     EXPECT_EQ(count(kernel.llvm_ir, "cmpxchg ptr addrspace(1)"), 2) << kernel.llvm_ir;
     KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "traced_cas_increment_f16");

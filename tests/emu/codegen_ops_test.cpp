@@ -16,12 +16,21 @@
 #include "kiln/ir/parser.hpp"
 #include "kiln/kiln.hpp"
 #include "kiln/runtime/program.hpp"
+#include "scan_samples.hpp"
 
 namespace {
 
 using kiln::Buffer;
 using kiln::Device;
 using kiln::ir_samples::fill;
+using kiln::ir_samples::load_text;
+using kiln::ir_samples::pointer_kernel_text;
+using kiln::ir_samples::row_major_offsets;
+using kiln::ir_samples::running_argmax_text;
+using kiln::ir_samples::scan_1d_text;
+using kiln::ir_samples::scan_2d_text;
+using kiln::ir_samples::store_text;
+using kiln::ir_samples::transposed_offsets;
 
 /// Runs the kernel `text` (pointer arguments only, one program) on cpu and
 /// emu with every buffer `bytes` long and filled with the same seeded random
@@ -58,48 +67,6 @@ void expect_emu_matches_cpu(const std::string& text, std::size_t bytes, int num_
   }
 }
 
-const char* kScan1d = R"(kernel @scan_1d(%0: ptr<{T}>, %1: ptr<{T}>) {
-  %2 = arange {start = 0} : tile<{N}xi32>
-  %3 = splat %0 : tile<{N}xptr<{T}>>
-  %4 = addptr %3, %2 : tile<{N}xptr<{T}>>
-  %5 = load %4 {cache = none, evict = none} : tile<{N}x{T}>
-  %6 = scan %5 {axis = 0, reverse = {REV}} : tile<{N}x{T}> {
-  ^(%7: {T}, %8: {T}):
-    %9 = {OP} %7, %8 : {T}
-    yield %9
-  }
-  %10 = splat %1 : tile<{N}xptr<{T}>>
-  %11 = addptr %10, %2 : tile<{N}xptr<{T}>>
-  store %11, %6 {cache = none, evict = none}
-}
-)";
-
-/// A rows x cols i32 tile (16-byte aligned pointers when `aligned`, which
-/// changes the layout) scanned along `axis` into %1.
-const char* kScan2d = R"(kernel @scan_2d(%0: ptr<i32>{ALIGN}, %1: ptr<i32>{ALIGN}) {
-  %2 = arange {start = 0} : tile<{R}xi32>
-  %3 = arange {start = 0} : tile<{C}xi32>
-  %4 = expand_dims %2 {axis = 1} : tile<{R}x1xi32>
-  %5 = constant {value = {C}} : tile<{R}x1xi32>
-  %6 = mul %4, %5 : tile<{R}x1xi32>
-  %7 = broadcast %6 : tile<{R}x{C}xi32>
-  %8 = expand_dims %3 {axis = 0} : tile<1x{C}xi32>
-  %9 = broadcast %8 : tile<{R}x{C}xi32>
-  %10 = add %7, %9 : tile<{R}x{C}xi32>
-  %11 = splat %0 : tile<{R}x{C}xptr<i32>>
-  %12 = addptr %11, %10 : tile<{R}x{C}xptr<i32>>
-  %13 = load %12 {cache = none, evict = none} : tile<{R}x{C}xi32>
-  %14 = scan %13 {axis = {A}, reverse = {REV}} : tile<{R}x{C}xi32> {
-  ^(%15: i32, %16: i32):
-    %17 = add %15, %16 : i32
-    yield %17
-  }
-  %18 = splat %1 : tile<{R}x{C}xptr<i32>>
-  %19 = addptr %18, %10 : tile<{R}x{C}xptr<i32>>
-  store %19, %14 {cache = none, evict = none}
-}
-)";
-
 TEST(EmuCodegenOps, OneDimensionalScansMatchTheCpu) {
   for (const auto& [size, dtype, combine] :
        std::vector<std::tuple<int, std::string, std::string>>{{1024, "i32", "add"},
@@ -108,86 +75,42 @@ TEST(EmuCodegenOps, OneDimensionalScansMatchTheCpu) {
                                                               {128, "i64", "add"},
                                                               {64, "u16", "xor"},
                                                               {16, "i32", "add"}})
-    for (const char* reverse : {"0", "1"})
+    for (bool reverse : {false, true})
       for (int warps : {1, 4}) {
-        SCOPED_TRACE(dtype + " " + combine + " of " + std::to_string(size) + ", reverse " + reverse + ", " +
-                     std::to_string(warps) + " warps");
-        expect_emu_matches_cpu(
-            fill(kScan1d, {{"N", std::to_string(size)}, {"T", dtype}, {"OP", combine}, {"REV", reverse}}), 8192,
-            warps);
+        SCOPED_TRACE(dtype + " " + combine + " of " + std::to_string(size) + ", reverse " + std::to_string(reverse) +
+                     ", " + std::to_string(warps) + " warps");
+        expect_emu_matches_cpu(scan_1d_text(size, dtype, combine, reverse, ""), 8192, warps);
       }
 }
 
 TEST(EmuCodegenOps, TwoDimensionalScansAlongEitherAxisMatchTheCpu) {
   for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{16, 32}, {64, 64}, {32, 128}, {4, 1024}})
-    for (const char* axis : {"0", "1"})
-      for (const char* reverse : {"0", "1"})
+    for (int axis : {0, 1})
+      for (bool reverse : {false, true})
         for (const char* align : {"", " {divisibility = 16}"}) {
-          SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " axis " + axis + " reverse " + reverse +
-                       align);
-          expect_emu_matches_cpu(fill(kScan2d, {{"R", std::to_string(rows)},
-                                                {"C", std::to_string(cols)},
-                                                {"A", axis},
-                                                {"REV", reverse},
-                                                {"ALIGN", align}}),
+          SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " axis " + std::to_string(axis) +
+                       " reverse " + std::to_string(reverse) + align);
+          expect_emu_matches_cpu(scan_2d_text(rows, cols, "i32", axis, reverse, align),
                                  4 * 4096 + 64);
         }
 }
 
 TEST(EmuCodegenOps, ScanOfTwoOperandsKeepsTheCombineOrder) {
   // A running argmax with ties to the earlier index: associative, not commutative.
-  expect_emu_matches_cpu(R"(kernel @running_argmax(%0: ptr<u8>, %1: ptr<i32>) {
-  %2 = arange {start = 0} : tile<512xi32>
-  %3 = splat %0 : tile<512xptr<u8>>
-  %4 = addptr %3, %2 : tile<512xptr<u8>>
-  %5 = load %4 {cache = none, evict = none} : tile<512xu8>
-  %6, %7 = scan %5, %2 {axis = 0, reverse = 0} : tile<512xu8>, tile<512xi32> {
-  ^(%8: u8, %9: i32, %10: u8, %11: i32):
-    %12 = cmp %8, %10 {pred = ge} : i1
-    %13 = select %12, %8, %10 : u8
-    %14 = select %12, %9, %11 : i32
-    yield %13, %14
-  }
-  %15 = splat %1 : tile<512xptr<i32>>
-  %16 = addptr %15, %2 : tile<512xptr<i32>>
-  store %16, %7 {cache = none, evict = none}
-}
-)",
-                         4096);
+  expect_emu_matches_cpu(running_argmax_text("u8", ""), 4096);
 }
 
 TEST(EmuCodegenOps, ShapeOpsMoveEveryElementWhereTheCpuDoes) {
-  const char* kernels[] = {
+  const std::string kernels[] = {
       // trans into the kernel's layout and through transposed offsets.
-      R"(kernel @transpose(%0: ptr<i32>, %1: ptr<i32>, %2: ptr<i32>) {
-  %3 = arange {start = 0} : tile<32xi32>
-  %4 = arange {start = 0} : tile<64xi32>
-  %5 = expand_dims %3 {axis = 1} : tile<32x1xi32>
-  %6 = constant {value = 64} : tile<32x1xi32>
-  %7 = mul %5, %6 : tile<32x1xi32>
-  %8 = broadcast %7 : tile<32x64xi32>
-  %9 = expand_dims %4 {axis = 0} : tile<1x64xi32>
-  %10 = broadcast %9 : tile<32x64xi32>
-  %11 = add %8, %10 : tile<32x64xi32>
-  %12 = splat %0 : tile<32x64xptr<i32>>
-  %13 = addptr %12, %11 : tile<32x64xptr<i32>>
-  %14 = load %13 {cache = none, evict = none} : tile<32x64xi32>
-  %15 = trans %14 {order = [1, 0]} : tile<64x32xi32>
-  %16 = trans %11 {order = [1, 0]} : tile<64x32xi32>
-  %17 = splat %1 : tile<64x32xptr<i32>>
-  %18 = addptr %17, %16 : tile<64x32xptr<i32>>
-  store %18, %15 {cache = none, evict = none}
-  %19 = broadcast %5 : tile<32x64xi32>
-  %20 = constant {value = 32} : tile<1x64xi32>
-  %21 = mul %9, %20 : tile<1x64xi32>
-  %22 = broadcast %21 : tile<32x64xi32>
-  %23 = add %19, %22 : tile<32x64xi32>
-  %24 = trans %23 {order = [1, 0]} : tile<64x32xi32>
-  %25 = splat %2 : tile<64x32xptr<i32>>
-  %26 = addptr %25, %24 : tile<64x32xptr<i32>>
-  store %26, %15 {cache = none, evict = none}
-}
-)",
+      pointer_kernel_text(
+          "transpose", {"i32", "i32", "i32"}, "",
+          row_major_offsets("in", 32, 64) + load_text("x", "%0", "in", "32x64", "i32") +
+              "  %transposed = trans %x {order = [1, 0]} : tile<64x32xi32>\n"
+              "  %in_transposed = trans %in {order = [1, 0]} : tile<64x32xi32>\n" +
+              store_text("to_input_offsets", "%1", "in_transposed", "transposed", "64x32", "i32") +
+              transposed_offsets("out", "in", 32, 64) +
+              store_text("to_row_major_offsets", "%2", "out", "transposed", "64x32", "i32")),
       // reshape 1-D -> 2-D -> 1-D, each stored.
       R"(kernel @reshape(%0: ptr<i16>, %1: ptr<i16>, %2: ptr<i16>) {
   %3 = arange {start = 0} : tile<2048xi32>
@@ -237,7 +160,7 @@ TEST(EmuCodegenOps, ShapeOpsMoveEveryElementWhereTheCpuDoes) {
 }
 )",
   };
-  for (const char* text : kernels) {
+  for (const std::string& text : kernels) {
     SCOPED_TRACE(text);
     for (int warps : {1, 4}) expect_emu_matches_cpu(text, 16384, warps);
   }

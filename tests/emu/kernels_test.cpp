@@ -170,7 +170,7 @@ TEST(EmuKernels, LayoutConversionThroughSharedMemoryMatchesTheCpu) {
   kiln::lowering::LoweringOptions options;
   options.stop_after = "codegen";
   const auto gpu = kiln::lowering::compile_for_gpu(kernel.program().optimized(), {.arch = "sm_80"}, options);
-  ASSERT_NE(gpu.llvm_ir.find("convert_smem"), std::string::npos) << "the conversion should use shared memory";
+  ASSERT_EQ(gpu.shared_bytes, kN * 4) << "the conversion should use shared memory";
   std::vector<std::int32_t> results[2];
   int i = 0;
   for (const Device& device : {Device::emu(), Device::cpu()}) {
@@ -179,6 +179,37 @@ TEST(EmuKernels, LayoutConversionThroughSharedMemoryMatchesTheCpu) {
     results[i++] = out.to_host();
   }
   expect_equal(results[0], results[1], "row * 1000 + column");
+}
+
+// x + trans(x) over one N x N tile: one of the two reads of x is a copy of
+// the whole tile converted through shared memory.
+template <int N>
+void transpose_add(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out) {
+  auto offsets = kl::expand_dims<1>(kl::arange<N>()) * N + kl::expand_dims<0>(kl::arange<N>());
+  auto tile = kl::load(x + offsets);
+  kl::store(out + offsets, tile + kl::trans(tile));
+}
+
+TEST(EmuKernels, SharedMemoryAbove48KibMatchesTheCpu) {
+  constexpr int kN = 128;
+  kl::CompileOptions eight_warps;
+  eight_warps.num_warps = 8;
+  const auto kernel = kl::compile<transpose_add<kN>>(eight_warps);
+  kiln::lowering::LoweringOptions options;
+  options.stop_after = "codegen";
+  const auto gpu =
+      kiln::lowering::compile_for_gpu(kernel.program().optimized(), {.arch = "sm_80", .num_warps = 8}, options);
+  ASSERT_EQ(gpu.shared_bytes, kN * kN * 4) << "the 128x128 f32 tile through shared memory: 64 KiB";
+  const std::vector<float> x = random_values<float>(kN * kN, 21);
+  std::vector<float> results[2];
+  int i = 0;
+  for (const Device& device : {Device::emu(), Device::cpu()}) {
+    auto bx = on(device, x);
+    Buffer<float> out(kN * kN, device);
+    kernel.launch(kl::Grid(1), bx, out);
+    results[i++] = out.to_host();
+  }
+  expect_equal(results[0], results[1], "x + trans(x), 128x128 f32");
 }
 
 // Stores 32 elements into a buffer of 20, unmasked.

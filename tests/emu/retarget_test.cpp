@@ -1,9 +1,12 @@
 // The emu's retargeting: it refuses, at compile time and in one line, what it
 // cannot run (an intrinsic or external function without a hook, dynamic
-// shared memory), maps libdevice to host libm and reads the source line an
+// shared memory of no recorded size), maps the dynamic shared memory to the
+// program's block, maps libdevice to host libm and reads the source line an
 // access carries.
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "emu_support.hpp"
 #include "kiln/lowering/compile.hpp"
@@ -47,7 +50,7 @@ declare float @__nv_mystery(float)
             "emu: kernel mystery: no host hook for __nv_mystery (add one to runtime/emu/hooks.cpp)");
 }
 
-TEST(Retarget, DynamicSharedMemoryIsRefused) {
+TEST(Retarget, DynamicSharedMemoryWithoutASizeIsRefused) {
   EXPECT_EQ(compile_error(R"(
 @dynamic = external addrspace(3) global [0 x i32], align 16
 define ptx_kernel void @dynamic_smem(ptr addrspace(1) %out) {
@@ -57,7 +60,40 @@ define ptx_kernel void @dynamic_smem(ptr addrspace(1) %out) {
 }
 )",
                           "dynamic_smem"),
-            "emu: kernel dynamic_smem: shared memory @dynamic has no size (dynamic shared memory is not emulated)");
+            "emu: kernel dynamic_smem: dynamic shared memory @dynamic has no size (the module has no "
+            "!kiln.shared_bytes)");
+}
+
+TEST(Retarget, DynamicSharedMemoryIsTheBlockOfItsRecordedSize) {
+  // Thread t writes its index to word t of the dynamic array and, after a
+  // barrier, reads its neighbour's: 128 threads x 4 bytes, the recorded size.
+  const auto kernel = compile_nvvm(R"(
+@kiln_shared = external addrspace(3) global [0 x i8], align 16
+define ptx_kernel void @neighbours(ptr addrspace(1) %out) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %mine = getelementptr i32, ptr addrspace(3) @kiln_shared, i32 %t
+  store i32 %t, ptr addrspace(3) %mine
+  call void @llvm.nvvm.barrier0()
+  %next = add i32 %t, 1
+  %wrapped = and i32 %next, 127
+  %theirs = getelementptr i32, ptr addrspace(3) @kiln_shared, i32 %wrapped
+  %value = load i32, ptr addrspace(3) %theirs
+  %slot = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %value, ptr addrspace(1) %slot
+  ret void
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.barrier0()
+!kiln.shared_bytes = !{!0}
+!0 = !{i32 512}
+)",
+                                   "neighbours", "%0: ptr<i32>");
+  kiln::Buffer<std::int32_t> out(128, kiln::Device::emu());
+  const std::vector<kiln::runtime::KernelArgument> args = {kiln::emu_test::pointer_to(out, "out")};
+  kernel->launch(kiln::Device::emu(1), {1, 1, 1}, args);
+  std::vector<std::int32_t> expected(128);
+  for (int t = 0; t < 128; ++t) expected[static_cast<std::size_t>(t)] = (t + 1) % 128;
+  EXPECT_EQ(out.to_host(), expected);
 }
 
 TEST(Retarget, LibdeviceCallsRunOnHostLibm) {

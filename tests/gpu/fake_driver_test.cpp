@@ -2,9 +2,11 @@
 // KILN_LIBCUDA names for this binary: a GPU whose memory is host memory and
 // whose launches are recorded, not run. Checks the device choice, zero-filled
 // buffers, the module kiln loads (PTX, or a cubin when ptxas is found), the
-// launch's grid, block and parameter bytes, and event timing.
+// launch's grid, block, dynamic shared memory and parameter bytes, the opt-in
+// to more than 48 KiB of it, what the compile cache keeps, and event timing.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "kiln/ir/printer.hpp"
 #include "kiln/kiln.hpp"
+#include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/launch_timer.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
@@ -31,6 +35,39 @@ const std::vector<std::string>& events() {
   return *reinterpret_cast<RecordFunction>(dlsym(handle, "kiln_fake_cuda_record"))();
 }
 
+/// Sets the shared memory one block of the fake GPU may opt into.
+void set_shared_memory_optin(int bytes) {
+  void* handle = dlopen(std::getenv("KILN_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
+  using SetFunction = void (*)(int);
+  reinterpret_cast<SetFunction>(dlsym(handle, "kiln_fake_cuda_set_shared_memory_optin"))(bytes);
+}
+
+/// The events recorded since the first `from`.
+std::vector<std::string> events_since(std::size_t from) {
+  return std::vector<std::string>(events().begin() + static_cast<std::ptrdiff_t>(from), events().end());
+}
+
+/// This process's compile cache directory, a fresh one (set before the first
+/// compile), so that a test can read back what the cuda device cached.
+const std::filesystem::path& cache_directory() {
+  static const std::filesystem::path directory = [] {
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("kiln_fake_gpu_cache_" + std::to_string(getpid()));
+    std::filesystem::remove_all(path);
+    setenv("KILN_CACHE_DIR", path.c_str(), 1);
+    return path;
+  }();
+  return directory;
+}
+
+class CacheInATemporaryDirectory : public ::testing::Environment {
+ public:
+  void SetUp() override { cache_directory(); }
+  void TearDown() override { std::filesystem::remove_all(cache_directory()); }
+};
+const ::testing::Environment* const cache_environment =
+    ::testing::AddGlobalTestEnvironment(new CacheInATemporaryDirectory);
+
 std::string last_event() { return events().empty() ? "(none)" : events().back(); }
 
 bool has_event(const std::string& event) {
@@ -44,6 +81,23 @@ void add_one(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
   auto offsets = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
   auto mask = offsets < n;
   kl::store(out + offsets, kl::load(x + offsets, mask) + 1.0f, mask);
+}
+
+// The same arange as a row and as a column: one of the two reads a copy
+// converted through shared memory, N i32 (256 bytes at N = 64).
+template <int N>
+void row_plus_column(kl::Ptr<kl::i32> out) {
+  auto r = kl::arange<N>();
+  kl::store(out + (kl::expand_dims<1>(r) * N + kl::expand_dims<0>(r)), kl::expand_dims<0>(r) * 1000);
+}
+
+// x + trans(x) over one N x N f32 tile, which one of the two reads converts
+// through shared memory: 64 KiB at N = 128.
+template <int N>
+void transpose_add(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out) {
+  auto offsets = kl::expand_dims<1>(kl::arange<N>()) * N + kl::expand_dims<0>(kl::arange<N>());
+  auto tile = kl::load(x + offsets);
+  kl::store(out + offsets, tile + kl::trans(tile));
 }
 
 class FakeGpu : public ::testing::Test {
@@ -105,6 +159,86 @@ TEST_F(FakeGpu, LoadsACubinWhenPtxasIsFound) {
   EXPECT_TRUE(has_event("load cubin"));
   EXPECT_TRUE(last_event().starts_with("launch ")) << last_event();
   EXPECT_NE(last_event().find(" grid 1x1x1 block 128 shared 0"), std::string::npos) << last_event();
+}
+
+TEST_F(FakeGpu, LaunchPassesTheKernelsDynamicSharedMemory) {
+  setenv("KILN_PTXAS", "none", 1);
+  kl::Buffer<std::int32_t> out(64 * 64, kl::Device::cuda());
+  const std::size_t first = events().size();
+  kl::compile<row_plus_column<64>>().launch(kl::Grid(1), out);
+  unsetenv("KILN_PTXAS");
+  const std::string expected =
+      "launch [A-Za-z0-9_]+ grid 1x1x1 block 128 shared 256 params " + std::to_string(out.range("out").begin) + ":8";
+  EXPECT_TRUE(std::regex_match(last_event(), std::regex(expected))) << last_event() << "\nexpected " << expected;
+  for (const std::string& event : events_since(first))
+    EXPECT_FALSE(event.starts_with("set attribute")) << "no opt-in under 48 KiB: " << event;
+}
+
+TEST_F(FakeGpu, AKernelAbove48KibOptsInOnceAfterLoading) {
+  setenv("KILN_PTXAS", "none", 1);
+  auto x = kl::Buffer<float>::from(std::vector<float>(128 * 128, 1.0f), kl::Device::cuda());
+  kl::Buffer<float> out(128 * 128, kl::Device::cuda());
+  kl::CompileOptions eight_warps;
+  eight_warps.num_warps = 8;
+  const auto kernel = kl::compile<transpose_add<128>>(eight_warps);
+  const std::size_t first = events().size();
+  kernel.launch(kl::Grid(1), x, out);
+  kernel.launch(kl::Grid(2), x, out);
+  unsetenv("KILN_PTXAS");
+  const std::vector<std::string> recorded = events_since(first);
+  ASSERT_EQ(recorded.size(), 4u) << ::testing::PrintToString(recorded);
+  EXPECT_EQ(recorded[0], "load ptx");
+  EXPECT_EQ(recorded[1], "set attribute transpose_add 8 = 65536");  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+  const std::string params = " params " + std::to_string(x.range("x").begin) + ":8 " +
+                             std::to_string(out.range("out").begin) + ":8";
+  EXPECT_EQ(recorded[2], "launch transpose_add grid 1x1x1 block 256 shared 65536" + params);
+  EXPECT_EQ(recorded[3], "launch transpose_add grid 2x1x1 block 256 shared 65536" + params);
+}
+
+TEST_F(FakeGpu, AKernelAboveTheDevicesOptInLimitIsAnError) {
+  setenv("KILN_PTXAS", "none", 1);
+  set_shared_memory_optin(64 * 1024 - 16);
+  auto x = kl::Buffer<float>::from(std::vector<float>(128 * 128, 1.0f), kl::Device::cuda());
+  kl::Buffer<float> out(128 * 128, kl::Device::cuda());
+  kl::CompileOptions eight_warps;
+  eight_warps.num_warps = 8;
+  std::string message;
+  try {
+    kl::compile<transpose_add<128>>(eight_warps).launch(kl::Grid(1), x, out);
+  } catch (const std::exception& error) {
+    message = error.what();
+  }
+  set_shared_memory_optin(227 * 1024);
+  unsetenv("KILN_PTXAS");
+  EXPECT_EQ(message,
+            "cuda: kernel {anonymous}::transpose_add<128> needs 65536 bytes of shared memory per block, more than the "
+            "65520 bytes cuda (Fake GPU) allows one block");
+}
+
+TEST_F(FakeGpu, TheCachedKernelKeepsItsSharedMemorySize) {
+  setenv("KILN_PTXAS", "none", 1);
+  auto x = kl::Buffer<float>::from(std::vector<float>(128 * 128, 1.0f), kl::Device::cuda());
+  kl::Buffer<float> out(128 * 128, kl::Device::cuda());
+  kl::CompileOptions unspecialised;  // the launch compiles the program itself, whose IR the key holds
+  unspecialised.num_warps = 8;
+  unspecialised.specialize = false;
+  const auto kernel = kl::compile<transpose_add<128>>(unspecialised);
+  kernel.launch(kl::Grid(1), x, out);
+  unsetenv("KILN_PTXAS");
+  // The entry on disk, read by a cache of its own: the entry name, the
+  // dynamic shared memory, then the PTX.
+  kl::runtime::CacheKey key;
+  key.ir = kl::ir::print(kernel.program().optimized(), {.locations = true});
+  key.options = "num_warps=8 arguments_do_not_overlap=0";
+  key.target = "ptx sm_90a";
+  kl::runtime::CompileCache cache(cache_directory());
+  const std::string payload = cache.get_or_compile(key, [] {
+    ADD_FAILURE() << "the cuda device cached no entry for the kernel";
+    return std::string();
+  });
+  EXPECT_EQ(cache.counters().disk_hits, 1u);
+  EXPECT_TRUE(payload.starts_with("transpose_add\n65536\n")) << payload.substr(0, 200);
+  EXPECT_NE(payload.find(".extern .shared .align 16 .b8 kiln_shared[];"), std::string::npos) << payload;
 }
 
 TEST_F(FakeGpu, LaunchTimerReadsTheEventsAroundEachLaunch) {

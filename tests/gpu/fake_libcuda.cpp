@@ -3,7 +3,8 @@
 // memory is host memory and whose launches run nothing but are recorded, with
 // the bytes of each parameter (read from the loaded PTX's .entry signature;
 // a cubin's parameters are not parsed). kiln_fake_cuda_record() hands the
-// record to the tests.
+// record to the tests; kiln_fake_cuda_set_shared_memory_optin() sets the
+// shared memory one block may opt into (227 KiB, as on an H100, until set).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -34,14 +35,16 @@ struct Function {
 };
 
 /// What the tests read back: one line per event ("alloc 4000", "memset
-/// 4000", "load ptx", "launch add_one grid 2x1x1 block 128 shared 0 params
-/// <address>:8 <address>:8 3:4", "unload", "free").
+/// 4000", "load ptx", "set attribute add_one 8 = 65536", "launch add_one grid
+/// 2x1x1 block 128 shared 0 params <address>:8 <address>:8 3:4", "unload",
+/// "free").
 struct Record {
   std::mutex mutex;
   std::vector<std::string> events;
 };
 
 Record record;
+int shared_memory_optin_bytes = 227 * 1024;
 
 void log(const std::string& event) {
   std::lock_guard lock(record.mutex);
@@ -56,6 +59,7 @@ int size_of(const std::string& type) { return std::stoi(type.substr(1)) / 8; }
 extern "C" {
 
 const std::vector<std::string>* kiln_fake_cuda_record() { return &record.events; }
+void kiln_fake_cuda_set_shared_memory_optin(int bytes) { shared_memory_optin_bytes = bytes; }
 
 CUresult cuInit(unsigned) { return success; }
 CUresult cuGetErrorName(CUresult, const char** name) {
@@ -69,7 +73,8 @@ CUresult cuDeviceGetName(char* name, int length, int) {
   return success;
 }
 CUresult cuDeviceGetAttribute(int* value, int attribute, int) {
-  *value = attribute == 16 ? 132 : attribute == 75 ? 9 : 0;  // SM count, compute capability 9.0
+  // SM count, compute capability 9.0, opt-in shared memory per block.
+  *value = attribute == 16 ? 132 : attribute == 75 ? 9 : attribute == 97 ? shared_memory_optin_bytes : 0;
   return success;
 }
 CUresult cuDevicePrimaryCtxRetain(void** context, int) { return *context = reinterpret_cast<void*>(0xC0), success; }
@@ -106,7 +111,11 @@ CUresult cuModuleUnload(void* module) {
   log("unload");
   return success;
 }
-CUresult cuFuncSetAttribute(void*, int, int) { return success; }
+CUresult cuFuncSetAttribute(void* function, int attribute, int value) {
+  log("set attribute " + static_cast<const Function*>(function)->name + " " + std::to_string(attribute) + " = " +
+      std::to_string(value));
+  return success;
+}
 CUresult cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void*, void** parameters, void**) {
   const auto* f = static_cast<const Function*>(function);

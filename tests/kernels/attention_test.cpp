@@ -1,7 +1,7 @@
 // Correctness of the attention kernel on the cpu device against the double
 // reference: f16 and bf16 (and f32 in two of the variants), head_dim 64 and
-// 128, causal and not, sequence lengths below, at and past the 64-row query
-// block and the 32-key block, several batches and heads of distinct data, O
+// 128, causal and not, sequence lengths below, at and past the query block
+// and the 32-key block, several batches and heads of distinct data, O
 // and LSE element by element within the reference's derived bound; and a
 // [batch, seq, heads, head_dim] layout to check that the strides, not the
 // shape, place each head.
@@ -23,10 +23,10 @@ using kiln::kernels::AttentionShape;
 using kiln::test::expect_within;
 using kiln::test::random_values;
 
-// The tiles of the tests are the sample configuration's (attention_block_m,
-// attention_block_n): the two blocks differ for every case but f32 at
-// head_dim 128, so that a sequence length can leave a tail of each that the
-// other does not have.
+// The tiles and warps of the tests are the sample configuration's
+// (attention_block_m, attention_block_n, attention_compile_options): at
+// head_dim 64 the two blocks differ, so that a sequence length can leave a
+// tail of each that the other does not have; at head_dim 128 both are 32.
 
 template <class C, int HEAD_DIM, bool CAUSAL>
 struct AttentionCase {
@@ -67,17 +67,19 @@ std::pair<std::vector<typename Case::type>, std::vector<float>> run_attention(
   auto blse = kl::Buffer<float>::from(random_values<float>(static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq, 91));
   using T = kl::Scalar<C>;
   constexpr int block_m = kiln::kernels::attention_block_m<T, Case::head_dim>;
-  kl::compile<attention<T, Case::head_dim, block_m, kiln::kernels::attention_block_n, Case::causal>>().launch(
-      kl::Grid(kl::cdiv(shape.seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, shape.seq, shape.heads,
-      static_cast<float>(shape.sm_scale), stride_batch, stride_head, stride_seq);
+  auto kernel = kl::compile<attention<T, Case::head_dim, block_m, kiln::kernels::attention_block_n, Case::causal>>(
+      kiln::kernels::attention_compile_options());
+  kernel.launch(kl::Grid(kl::cdiv(shape.seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, shape.seq,
+                shape.heads, static_cast<float>(shape.sm_scale), stride_batch, stride_head, stride_seq);
   return {bo.to_host(), blse.to_host()};
 }
 
 TYPED_TEST(Attention, MatchesTheReferenceAcrossBlockTails) {
   using C = typename TypeParam::type;
   constexpr int d = TypeParam::head_dim;
-  // 1 and 17: one partial block of each kind; 64: whole query blocks, two key
-  // blocks; 100: tails of 36 rows and 4 keys; 129: tails of one row and one key.
+  // 1 and 17: one partial block of each kind; 64: two key blocks (whole
+  // query blocks at head_dim 128); 100: a tail of 4 keys (and of 4 rows at
+  // head_dim 128); 129: tails of one row and one key.
   for (int seq : {1, 17, 64, 100, 129}) {
     SCOPED_TRACE("seq " + std::to_string(seq));
     const AttentionShape shape{.batch = 2, .heads = 3, .seq = seq, .head_dim = d, .causal = TypeParam::causal,

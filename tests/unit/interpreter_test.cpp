@@ -8,11 +8,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ir_samples.hpp"
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/numeric.hpp"
 #include "kiln/ir/parser.hpp"
@@ -21,6 +21,8 @@
 
 namespace kiln::runtime {
 namespace {
+
+using ir_samples::fill;
 
 // ---- Helpers -------------------------------------------------------------------
 
@@ -45,16 +47,6 @@ constexpr bool is_narrow_float = std::is_same_v<T, kiln::half> || std::is_same_v
                                  std::is_same_v<T, kiln::float8_e4m3> || std::is_same_v<T, kiln::float8_e5m2>;
 template <class T>
 constexpr bool is_host_float = is_narrow_float<T> || std::is_floating_point_v<T>;
-
-/// Replaces every `$KEY` in `text`.
-std::string fill(std::string text, const std::map<std::string, std::string>& values) {
-  for (const auto& [key, value] : values) {
-    const std::string pattern = "$" + key;
-    for (std::size_t at = text.find(pattern); at != std::string::npos; at = text.find(pattern, at + value.size()))
-      text.replace(at, pattern.size(), value);
-  }
-  return text;
-}
 
 InterpretedKernel compile(const std::string& text) {
   auto fn = ir::parse_function(text, "test.kiln");
@@ -98,20 +90,20 @@ bool same_bits(T a, T b) {
 std::string offsets(int block) {
   return fill(R"(
   %pid = program_id {axis = 0} : i32
-  %block = constant {value = $B} : i32
+  %block = constant {value = {B}} : i32
   %base = mul %pid, %block : i32
-  %range = arange {start = 0} : tile<$Bxi32>
-  %base_t = splat %base : tile<$Bxi32>
-  %offs = add %base_t, %range : tile<$Bxi32>
-  %n_t = splat %n : tile<$Bxi32>
-  %mask = cmp %offs, %n_t {pred = lt} : tile<$Bxi1>
+  %range = arange {start = 0} : tile<{B}xi32>
+  %base_t = splat %base : tile<{B}xi32>
+  %offs = add %base_t, %range : tile<{B}xi32>
+  %n_t = splat %n : tile<{B}xi32>
+  %mask = cmp %offs, %n_t {pred = lt} : tile<{B}xi1>
 )",
               {{"B", std::to_string(block)}});
 }
 
 // `%name = %arg + %offs` as a tile of pointers to `type`.
 std::string pointers(const std::string& name, const std::string& arg, const std::string& type, int block) {
-  return fill("  %$N_s = splat %$A : tile<$Bxptr<$T>>\n  %$N = addptr %$N_s, %offs : tile<$Bxptr<$T>>\n",
+  return fill("  %{N}_s = splat %{A} : tile<{B}xptr<{T}>>\n  %{N} = addptr %{N}_s, %offs : tile<{B}xptr<{T}>>\n",
               {{"N", name}, {"A", arg}, {"T", type}, {"B", std::to_string(block)}});
 }
 
@@ -119,20 +111,20 @@ std::string pointers(const std::string& name, const std::string& arg, const std:
 // starting at pid * R * C.
 std::string offsets_2d(const std::string& p, int rows, int cols) {
   return fill(R"(
-  %$Ppid = program_id {axis = 0} : i32
-  %$Psize = constant {value = $S} : i32
-  %$Pstart = mul %$Ppid, %$Psize : i32
-  %$Pstart_t = splat %$Pstart : tile<$Rx$Cxi32>
-  %$Pr = arange {start = 0} : tile<$Rxi32>
-  %$Pc = arange {start = 0} : tile<$Cxi32>
-  %$Pr2 = expand_dims %$Pr {axis = 1} : tile<$Rx1xi32>
-  %$Pc2 = expand_dims %$Pc {axis = 0} : tile<1x$Cxi32>
-  %$Pcols = constant {value = $C} : tile<$Rx1xi32>
-  %$Prs = mul %$Pr2, %$Pcols : tile<$Rx1xi32>
-  %$Prb = broadcast %$Prs : tile<$Rx$Cxi32>
-  %$Pcb = broadcast %$Pc2 : tile<$Rx$Cxi32>
-  %$Plocal = add %$Prb, %$Pcb : tile<$Rx$Cxi32>
-  %$Poffs = add %$Plocal, %$Pstart_t : tile<$Rx$Cxi32>
+  %{P}pid = program_id {axis = 0} : i32
+  %{P}size = constant {value = {S}} : i32
+  %{P}start = mul %{P}pid, %{P}size : i32
+  %{P}start_t = splat %{P}start : tile<{R}x{C}xi32>
+  %{P}r = arange {start = 0} : tile<{R}xi32>
+  %{P}c = arange {start = 0} : tile<{C}xi32>
+  %{P}r2 = expand_dims %{P}r {axis = 1} : tile<{R}x1xi32>
+  %{P}c2 = expand_dims %{P}c {axis = 0} : tile<1x{C}xi32>
+  %{P}cols = constant {value = {C}} : tile<{R}x1xi32>
+  %{P}rs = mul %{P}r2, %{P}cols : tile<{R}x1xi32>
+  %{P}rb = broadcast %{P}rs : tile<{R}x{C}xi32>
+  %{P}cb = broadcast %{P}c2 : tile<{R}x{C}xi32>
+  %{P}local = add %{P}rb, %{P}cb : tile<{R}x{C}xi32>
+  %{P}offs = add %{P}local, %{P}start_t : tile<{R}x{C}xi32>
 )",
               {{"P", p}, {"R", std::to_string(rows)}, {"C", std::to_string(cols)}, {"S", std::to_string(rows * cols)}});
 }
@@ -140,9 +132,9 @@ std::string offsets_2d(const std::string& p, int rows, int cols) {
 // Loads `%<p>` : tile<R x C x T> from %arg at `%<p>offs` (see offsets_2d).
 std::string load_2d(const std::string& p, const std::string& arg, const std::string& type, int rows, int cols) {
   return offsets_2d(p, rows, cols) +
-         fill(R"(  %$Pptr_s = splat %$A : tile<$Rx$Cxptr<$T>>
-  %$Pptr = addptr %$Pptr_s, %$Poffs : tile<$Rx$Cxptr<$T>>
-  %$P = load %$Pptr {cache = none, evict = none} : tile<$Rx$Cx$T>
+         fill(R"(  %{P}ptr_s = splat %{A} : tile<{R}x{C}xptr<{T}>>
+  %{P}ptr = addptr %{P}ptr_s, %{P}offs : tile<{R}x{C}xptr<{T}>>
+  %{P} = load %{P}ptr {cache = none, evict = none} : tile<{R}x{C}x{T}>
 )",
               {{"P", p}, {"A", arg}, {"T", type}, {"R", std::to_string(rows)}, {"C", std::to_string(cols)}});
 }
@@ -151,9 +143,9 @@ std::string load_2d(const std::string& p, const std::string& arg, const std::str
 std::string store_2d(const std::string& p, const std::string& arg, const std::string& value, const std::string& type,
                      int rows, int cols) {
   return offsets_2d(p, rows, cols) +
-         fill(R"(  %$Pptr_s = splat %$A : tile<$Rx$Cxptr<$T>>
-  %$Pptr = addptr %$Pptr_s, %$Poffs : tile<$Rx$Cxptr<$T>>
-  store %$Pptr, %$V {cache = none, evict = none}
+         fill(R"(  %{P}ptr_s = splat %{A} : tile<{R}x{C}xptr<{T}>>
+  %{P}ptr = addptr %{P}ptr_s, %{P}offs : tile<{R}x{C}xptr<{T}>>
+  store %{P}ptr, %{V} {cache = none, evict = none}
 )",
               {{"P", p}, {"A", arg}, {"V", value}, {"T", type}, {"R", std::to_string(rows)}, {"C", std::to_string(cols)}});
 }
@@ -164,12 +156,12 @@ constexpr Grid kGrid = {(kCount + kBlock - 1) / kBlock, 1, 1};
 
 // out[i] = op(a[i], b[i]) over kCount elements.
 std::string binary_kernel(const std::string& op, const std::string& type) {
-  return fill("kernel @binary(%a: ptr<$T>, %b: ptr<$T>, %out: ptr<$T>, %n: i32) {" + offsets(kBlock) +
+  return fill("kernel @binary(%a: ptr<{T}>, %b: ptr<{T}>, %out: ptr<{T}>, %n: i32) {" + offsets(kBlock) +
                   pointers("pa", "a", type, kBlock) + pointers("pb", "b", type, kBlock) +
                   pointers("po", "out", type, kBlock) + R"(
-  %x = load %pa, %mask {cache = none, evict = none} : tile<64x$T>
-  %y = load %pb, %mask {cache = none, evict = none} : tile<64x$T>
-  %z = $OP %x, %y : tile<64x$T>
+  %x = load %pa, %mask {cache = none, evict = none} : tile<64x{T}>
+  %y = load %pb, %mask {cache = none, evict = none} : tile<64x{T}>
+  %z = {OP} %x, %y : tile<64x{T}>
   store %po, %z, %mask {cache = none, evict = none}
 }
 )",
@@ -178,10 +170,10 @@ std::string binary_kernel(const std::string& op, const std::string& type) {
 
 // out[i] = op(a[i]), reading From and writing To.
 std::string unary_kernel(const std::string& op, const std::string& from, const std::string& to) {
-  return fill("kernel @unary(%a: ptr<$F>, %out: ptr<$T>, %n: i32) {" + offsets(kBlock) +
+  return fill("kernel @unary(%a: ptr<{F}>, %out: ptr<{T}>, %n: i32) {" + offsets(kBlock) +
                   pointers("pa", "a", from, kBlock) + pointers("po", "out", to, kBlock) + R"(
-  %x = load %pa, %mask {cache = none, evict = none} : tile<64x$F>
-  %z = $OP %x : tile<64x$T>
+  %x = load %pa, %mask {cache = none, evict = none} : tile<64x{F}>
+  %z = {OP} %x : tile<64x{T}>
   store %po, %z, %mask {cache = none, evict = none}
 }
 )",
@@ -442,7 +434,7 @@ TEST(Interpreter, CompareFollowsNaNRules) {
                  pointers("po", "out", "i1", kBlock) + R"(
   %x = load %pa, %mask {cache = none, evict = none} : tile<64xf32>
   %y = load %pb, %mask {cache = none, evict = none} : tile<64xf32>
-  %c = cmp %x, %y {pred = $P} : tile<64xi1>
+  %c = cmp %x, %y {pred = {P}} : tile<64xi1>
   store %po, %c, %mask {cache = none, evict = none}
 }
 )",
@@ -468,12 +460,12 @@ void check_integer_compares(std::uint32_t seed) {
   for (const char* pred : {"eq", "ne", "lt", "le", "gt", "ge"}) {
     std::vector<std::uint8_t> out(kCount);
     const InterpretedKernel k = compile(
-        fill("kernel @cmp(%a: ptr<$T>, %b: ptr<$T>, %out: ptr<i1>, %n: i32) {" + offsets(kBlock) +
-                 pointers("pa", "a", "$T", kBlock) + pointers("pb", "b", "$T", kBlock) +
+        fill("kernel @cmp(%a: ptr<{T}>, %b: ptr<{T}>, %out: ptr<i1>, %n: i32) {" + offsets(kBlock) +
+                 pointers("pa", "a", "{T}", kBlock) + pointers("pb", "b", "{T}", kBlock) +
                  pointers("po", "out", "i1", kBlock) + R"(
-  %x = load %pa, %mask {cache = none, evict = none} : tile<64x$T>
-  %y = load %pb, %mask {cache = none, evict = none} : tile<64x$T>
-  %c = cmp %x, %y {pred = $P} : tile<64xi1>
+  %x = load %pa, %mask {cache = none, evict = none} : tile<64x{T}>
+  %y = load %pb, %mask {cache = none, evict = none} : tile<64x{T}>
+  %c = cmp %x, %y {pred = {P}} : tile<64xi1>
   store %po, %c, %mask {cache = none, evict = none}
 }
 )",
@@ -800,17 +792,17 @@ std::vector<R> run_rows(const std::string& body, const std::vector<T>& x_in, int
   auto x = x_in;
   std::vector<R> out(static_cast<std::size_t>(out_len) * kPrograms);
   const std::string text =
-      fill("kernel @rows(%in: ptr<$T>, %out: ptr<$O>) {\n", {{"T", dtype_of<T>()}, {"O", out_type}}) +
+      fill("kernel @rows(%in: ptr<{T}>, %out: ptr<{O}>) {\n", {{"T", dtype_of<T>()}, {"O", out_type}}) +
       load_2d("x", "in", dtype_of<T>(), kRows, kCols) + body +
       fill(R"(
   %opid = program_id {axis = 0} : i32
-  %olen = constant {value = $L} : i32
+  %olen = constant {value = {L}} : i32
   %ostart = mul %opid, %olen : i32
-  %or = arange {start = 0} : tile<$Lxi32>
-  %os = splat %ostart : tile<$Lxi32>
-  %oo = add %os, %or : tile<$Lxi32>
-  %op_s = splat %out : tile<$Lxptr<$O>>
-  %op = addptr %op_s, %oo : tile<$Lxptr<$O>>
+  %or = arange {start = 0} : tile<{L}xi32>
+  %os = splat %ostart : tile<{L}xi32>
+  %oo = add %os, %or : tile<{L}xi32>
+  %op_s = splat %out : tile<{L}xptr<{O}>>
+  %op = addptr %op_s, %oo : tile<{L}xptr<{O}>>
   store %op, %out_v {cache = none, evict = none}
 }
 )",
@@ -942,7 +934,7 @@ TEST(Interpreter, ArgmaxThroughTwoOperandReduce) {
 TEST(Interpreter, ScansForwardAndReverse) {
   const auto x = random_values<float>(kRows * kCols * kPrograms, 190);
   const std::string scan = R"(
-  %cs = scan %x {axis = 1, reverse = $REV} : tile<16x64xf32> {
+  %cs = scan %x {axis = 1, reverse = {REV}} : tile<16x64xf32> {
   ^(%a: f32, %b: f32):
     %s = add %a, %b : f32
     yield %s
@@ -1004,7 +996,7 @@ std::vector<Acc> run_dot(std::vector<In> a, std::vector<In> b, std::vector<Acc> 
   const InterpretedKernel k = compile("kernel @dot(%a_in: ptr<" + in + ">, %b_in: ptr<" + in + ">, %c_in: ptr<" + ac +
                                       ">, %out: ptr<" + ac + ">) {\n" + load_2d("a", "a_in", in, kM, kK) +
                                       load_2d("b", "b_in", in, kK, kN) + load_2d("c", "c_in", ac, kM, kN) +
-                                      fill("  %d = dot %a, %b, %c {precision = $P} : tile<16x8x$T>\n",
+                                      fill("  %d = dot %a, %b, %c {precision = {P}} : tile<16x8x{T}>\n",
                                            {{"P", precision}, {"T", ac}}) +
                                       store_2d("o", "out", "d", ac, kM, kN) + "}\n");
   const KernelArgument args[] = {buffer(a, "a"), buffer(b, "b"), buffer(acc, "c"), buffer(out, "out")};

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ir_samples.hpp"
 #include "kiln/ir/numeric.hpp"
 #include "kiln/ir/parser.hpp"
 #include "kiln/ir/passes.hpp"
@@ -27,6 +28,7 @@
 namespace kiln::ir {
 namespace {
 
+using ir_samples::fill;
 using Pass = bool (*)(Function&);
 
 PipelineOptions logging_to(std::ostream& log, std::string dump_after = "", bool timing = false) {
@@ -1154,17 +1156,9 @@ TEST(Pipeline, VerifiesTheInputFirst) {
 
 // ---- semantics: the interpreter gives the same bits before and after -------------------
 
-/// Replaces every `$KEY` in `text`.
-std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-  for (const auto& [key, value] : values)
-    for (std::size_t at = text.find("$" + key); at != std::string::npos; at = text.find("$" + key, at + value.size()))
-      text.replace(at, key.size() + 1, value);
-  return text;
-}
-
 // out[i] = f(in[i], folded constants) through a loop with an unchanged carried
 // value, loop invariants, a constant-condition `if` and a cast of a constant.
-constexpr const char* kDifferentialKernel = R"(kernel @differential(%in: ptr<$T>, %out: ptr<$T>, %cast_out: ptr<$U>, %n: i32) {
+constexpr const char* kDifferentialKernel = R"(kernel @differential(%in: ptr<{T}>, %out: ptr<{T}>, %cast_out: ptr<{U}>, %n: i32) {
   %pid = program_id {axis = 0} : i32
   %block = constant {value = 32} : i32
   %base = mul %pid, %block : i32
@@ -1173,40 +1167,40 @@ constexpr const char* kDifferentialKernel = R"(kernel @differential(%in: ptr<$T>
   %offs = add %base_t, %range : tile<32xi32>
   %n_t = splat %n : tile<32xi32>
   %mask = cmp %offs, %n_t {pred = lt} : tile<32xi1>
-  %in_s = splat %in : tile<32xptr<$T>>
-  %in_p = addptr %in_s, %offs : tile<32xptr<$T>>
-  %x = load %in_p, %mask {cache = none, evict = none} : tile<32x$T>
-  %a = constant {value = $A} : $T
-  %b = constant {value = $B} : $T
-  %folded = $BIN %a, %b : $T
-  %unary = $UNARY %folded : $T
-  %pick = cmp %folded, %a {pred = $PRED} : i1
-  %chosen = select %pick, %unary, %b : $T
+  %in_s = splat %in : tile<32xptr<{T}>>
+  %in_p = addptr %in_s, %offs : tile<32xptr<{T}>>
+  %x = load %in_p, %mask {cache = none, evict = none} : tile<32x{T}>
+  %a = constant {value = {A}} : {T}
+  %b = constant {value = {B}} : {T}
+  %folded = {BIN} %a, %b : {T}
+  %unary = {UNARY} %folded : {T}
+  %pick = cmp %folded, %a {pred = {PRED}} : i1
+  %chosen = select %pick, %unary, %b : {T}
   %zero = constant {value = 0} : i32
   %one = constant {value = 1} : i32
   %three = constant {value = 3} : i32
-  %acc, %kept = for %zero, %three, %one, %x, %x : tile<32x$T>, tile<32x$T> {
-  ^(%i: i32, %acc_in: tile<32x$T>, %kept_in: tile<32x$T>):
-    %c_t = splat %chosen : tile<32x$T>
-    %c_b = broadcast %c_t : tile<32x$T>
-    %next = $BIN2 %acc_in, %c_b : tile<32x$T>
+  %acc, %kept = for %zero, %three, %one, %x, %x : tile<32x{T}>, tile<32x{T}> {
+  ^(%i: i32, %acc_in: tile<32x{T}>, %kept_in: tile<32x{T}>):
+    %c_t = splat %chosen : tile<32x{T}>
+    %c_b = broadcast %c_t : tile<32x{T}>
+    %next = {BIN2} %acc_in, %c_b : tile<32x{T}>
     yield %next, %kept_in
   }
-  %result = if %pick : tile<32x$T> {
+  %result = if %pick : tile<32x{T}> {
   ^():
-    %r1 = $BIN2 %acc, %kept : tile<32x$T>
+    %r1 = {BIN2} %acc, %kept : tile<32x{T}>
     yield %r1
   } {
   ^():
     yield %acc
   }
-  %out_s = splat %out : tile<32xptr<$T>>
-  %out_p = addptr %out_s, %offs : tile<32xptr<$T>>
+  %out_s = splat %out : tile<32xptr<{T}>>
+  %out_p = addptr %out_s, %offs : tile<32xptr<{T}>>
   store %out_p, %result, %mask {cache = none, evict = none}
-  %converted = cast %chosen : $U
-  %converted_t = splat %converted : tile<32x$U>
-  %cast_s = splat %cast_out : tile<32xptr<$U>>
-  %cast_p = addptr %cast_s, %offs : tile<32xptr<$U>>
+  %converted = cast %chosen : {U}
+  %converted_t = splat %converted : tile<32x{U}>
+  %cast_s = splat %cast_out : tile<32xptr<{U}>>
+  %cast_p = addptr %cast_s, %offs : tile<32xptr<{U}>>
   store %cast_p, %converted_t, %mask {cache = none, evict = none}
 }
 )";
@@ -1295,7 +1289,7 @@ TEST(PassSemantics, OptimizedKernelsComputeTheSameBitsAsTheOriginal) {
     const std::vector<std::string> unary = is_float(t) ? std::vector<std::string>{"neg", "abs"}
                                                        : std::vector<std::string>{"neg", "abs", "not"};
     const std::string text =
-        fill(kDifferentialKernel, {{"BIN2", binary[rng() % binary.size()]},  // longer keys first: $BIN2 before $B
+        fill(kDifferentialKernel, {{"BIN2", binary[rng() % binary.size()]},
                                    {"BIN", binary[rng() % binary.size()]},
                                    {"UNARY", unary[rng() % unary.size()]},
                                    {"PRED", preds[rng() % 6]},

@@ -11,6 +11,7 @@
 #include "kiln/ir/printer.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/compile_cache.hpp"
+#include "kiln/runtime/cuda/driver_abi.hpp"
 #include "kiln/runtime/cuda/entry_points.hpp"
 #include "kiln/runtime/cuda/launch_timer.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
@@ -43,6 +44,22 @@ std::string ptx_arch(const DeviceInfo& gpu) {
 /// 9.0 (the PTX may use the `a` features).
 std::string cubin_arch(const DeviceInfo& gpu) { return gpu.arch() == "sm_90" ? "sm_90a" : gpu.arch(); }
 
+/// The compile cache's payload for a compiled kernel: the PTX entry name and
+/// the dynamic shared memory per block on their own lines, then the image.
+struct CachedKernel {
+  std::string entry_name;
+  int shared_bytes = 0;
+  std::string image;
+
+  std::string encode() const { return entry_name + "\n" + std::to_string(shared_bytes) + "\n" + image; }
+  static CachedKernel decode(const std::string& payload) {
+    const std::size_t name_end = payload.find('\n');
+    const std::size_t bytes_end = payload.find('\n', name_end + 1);
+    return {payload.substr(0, name_end), std::stoi(payload.substr(name_end + 1, bytes_end - name_end - 1)),
+            payload.substr(bytes_end + 1)};
+  }
+};
+
 std::string grid_text(runtime::Grid grid) {
   return "(" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " + std::to_string(grid[2]) + ")";
 }
@@ -66,18 +83,25 @@ class CudaKernel final : public runtime::CompiledKernel {
                   " arguments_do_not_overlap=" + std::to_string(target.arguments_do_not_overlap);
     key.target = ptxas ? "cubin " + image_arch + " ptx " + target.arch + " ptxas " + ptxas->string()
                        : "ptx " + target.arch;
-    // The payload is the PTX entry name, a newline, then the image.
-    const std::string payload = gpu_code_cache().get_or_compile(key, [&] {
-      const lowering::GpuKernel compiled = lowering::compile_for_gpu(program.optimized(), target);
+    const CachedKernel cached = CachedKernel::decode(gpu_code_cache().get_or_compile(key, [&] {
+      const lowering::GpuKernel compiled =
+          lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
       const std::string image =
           ptxas ? assemble_cubin(*ptxas, compiled.ptx, image_arch, display_name_) : compiled.ptx;
-      return compiled.name + "\n" + image;
-    });
-    const std::size_t newline = payload.find('\n');
-    entry_name_ = payload.substr(0, newline);
-    module_.emplace(Driver::instance(), payload.substr(newline + 1),
+      return CachedKernel{compiled.name, compiled.shared_bytes, image}.encode();
+    }));
+    entry_name_ = cached.entry_name;
+    shared_bytes_ = static_cast<unsigned>(cached.shared_bytes);
+    if (shared_bytes_ > abi::default_dynamic_shared_limit_bytes &&
+        cached.shared_bytes > gpu.info.max_shared_bytes_per_block_optin)
+      throw std::runtime_error("cuda: kernel " + display_name_ + " needs " + std::to_string(cached.shared_bytes) +
+                               " bytes of shared memory per block, more than the " +
+                               std::to_string(gpu.info.max_shared_bytes_per_block_optin) + " bytes " + device.name() +
+                               " (" + gpu.info.name + ") allows one block");
+    module_.emplace(Driver::instance(), cached.image,
                     display_name_ + (ptxas ? " (cubin for " : " (PTX for ") + image_arch + ")");
     kernel_.emplace(module_->kernel(entry_name_));
+    kernel_->allow_dynamic_shared_memory(shared_bytes_);
   }
 
   runtime::LaunchStats launch(const Device& device, runtime::Grid grid,
@@ -103,7 +127,7 @@ class CudaKernel final : public runtime::CompiledKernel {
       start->record(gpu.stream);
     }
     const Dim3 blocks{static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2])};
-    kernel_->launch(blocks, Dim3{threads_per_block_}, 0, gpu.stream, parameters.data());
+    kernel_->launch(blocks, Dim3{threads_per_block_}, shared_bytes_, gpu.stream, parameters.data());
     if (timer) stop->record(gpu.stream);
     driver.check(driver.entry_points().stream_synchronize(gpu.stream.handle()), "cuStreamSynchronize",
                  "running kernel `" + display_name_ + "` on " + device.name() + ", grid " + grid_text(grid));
@@ -117,6 +141,7 @@ class CudaKernel final : public runtime::CompiledKernel {
   std::size_t parameter_count_;
   unsigned threads_per_block_;
   std::string entry_name_;
+  unsigned shared_bytes_ = 0;  // dynamic shared memory per block
   std::optional<Module> module_;
   mutable std::optional<Kernel> kernel_;  // launching changes only its shared-memory allowance, under a lock
 };

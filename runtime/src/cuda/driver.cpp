@@ -165,6 +165,9 @@ DeviceInfo Driver::device_info(int ordinal) const {
   check(entry.device_get_attribute(&info.compute_capability_minor, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                                    device),
         "cuDeviceGetAttribute", context + ", compute capability minor");
+  check(entry.device_get_attribute(&info.max_shared_bytes_per_block_optin,
+                                   abi::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device),
+        "cuDeviceGetAttribute", context + ", opt-in shared memory per block");
   return info;
 }
 

@@ -163,18 +163,23 @@ void Kernel::launch(Dim3 grid, Dim3 block, unsigned dynamic_shared_bytes, const 
     return "kernel `" + name_ + "`, grid " + dims(grid) + ", block " + dims(block) + ", " +
            std::to_string(dynamic_shared_bytes) + " bytes of dynamic shared memory";
   };
-  if (dynamic_shared_bytes > abi::default_dynamic_shared_limit_bytes) {
-    std::lock_guard lock(allowance_->mutex);
-    if (dynamic_shared_bytes > allowance_->allowed_bytes) {
-      abi::CUresult result = entry.function_set_attribute(
-          function_, abi::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(dynamic_shared_bytes));
-      if (result != abi::CUDA_SUCCESS) driver_->check(result, "cuFuncSetAttribute", describe());
-      allowance_->allowed_bytes = dynamic_shared_bytes;
-    }
-  }
+  allow_dynamic_shared_memory(dynamic_shared_bytes);
   abi::CUresult result = entry.launch_kernel(function_, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                              dynamic_shared_bytes, stream.handle(), parameters, nullptr);
   if (result != abi::CUDA_SUCCESS) driver_->check(result, "cuLaunchKernel", describe());
+}
+
+void Kernel::allow_dynamic_shared_memory(unsigned dynamic_shared_bytes) {
+  if (dynamic_shared_bytes <= abi::default_dynamic_shared_limit_bytes) return;
+  std::lock_guard lock(allowance_->mutex);
+  if (dynamic_shared_bytes <= allowance_->allowed_bytes) return;
+  abi::CUresult result = driver_->entry_points().function_set_attribute(
+      function_, abi::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(dynamic_shared_bytes));
+  if (result != abi::CUDA_SUCCESS)
+    driver_->check(result, "cuFuncSetAttribute",
+                   "kernel `" + name_ + "`, " + std::to_string(dynamic_shared_bytes) +
+                       " bytes of dynamic shared memory");
+  allowance_->allowed_bytes = dynamic_shared_bytes;
 }
 
 Module::Module(const Driver& driver, const std::string& image, std::string name)

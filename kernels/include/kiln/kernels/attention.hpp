@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <limits>
 #include <numbers>
-#include <type_traits>
 #include <vector>
 
 #include "kiln/kiln.hpp"
@@ -80,12 +79,33 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
 
 /// Keys per block of the sample configuration.
 inline constexpr int attention_block_n = 32;
-/// Query rows per program of the sample configuration: 64, but 32 for f32
-/// inputs at head_dim 128, whose operands the GPU code generator's FMA `dot`
-/// stages in shared memory: at 64 rows they need more than the 48 KiB of static
-/// shared memory a kernel may use (ptxas: 0xc280 bytes).
+/// Query rows per program of the sample configuration (the same for every
+/// dtype), run by attention_num_warps warps: the most rows whose kernel fits
+/// in registers without spilling at 8 warps, on the facts of a launch on
+/// contiguous buffers, for sm_80 and sm_90a, causal and not, on the units
+/// each dtype runs on: tensor cores for f16 and bf16, the FMA units for f32
+/// (tests/codegen/dot_test.cpp checks it).
+/// Registers per thread, ptxas -v:
+/// - head_dim 64: 128 rows. f16/bf16 use 208-218 on tensor cores, 179-216 on
+///   the FMA units; f32 240-255. At 4 warps 128 rows spill (76-228 bytes of
+///   spill stores on tensor cores, 148-376 for f32).
+/// - head_dim 128: 32 rows. f16/bf16 use 251-255 on tensor cores; f32
+///   194-255. (f16/bf16 with tensor cores off: 172-180 for sm_90a, while
+///   ptxas for sm_80 settles on 128 and spills 8-16 bytes.) 64 rows at 8
+///   warps spill 4 bytes (sm_80, on tensor cores) and 12 bytes (f32, sm_90a);
+///   32 rows at 4 warps spill (432-560 bytes of spill stores on tensor cores,
+///   192-620 for f32).
 template <class T, int HEAD_DIM>
-inline constexpr int attention_block_m = std::is_same_v<T, kl::f32> && HEAD_DIM == 128 ? 32 : 64;
+inline constexpr int attention_block_m = HEAD_DIM <= 64 ? 128 : 32;
+/// Warps per program of the sample configuration.
+inline constexpr int attention_num_warps = 8;
+
+/// The compile options of the sample configuration: attention_num_warps warps.
+inline CompileOptions attention_compile_options() {
+  CompileOptions options;
+  options.num_warps = attention_num_warps;
+  return options;
+}
 
 /// Attention forward. q, k, v, o: [batch, heads, seq, HEAD_DIM] with the given
 /// strides of the batch, head and seq axes (one layout for all four; head_dim

@@ -42,11 +42,15 @@ struct LoweringOptions {
   /// layout per tile), `target`, `codegen` (LLVM IR), `libdevice` (links the
   /// __nv_* math functions the kernel calls), `o3` (optimised LLVM IR),
   /// `ptx`. Empty: taken from the environment variable KILN_DUMP.
-  std::string dump_after;
+  std::string dump_after = {};
   /// Pass name: return after that pass, skipping the rest (`codegen`: the
   /// LLVM IR only, without O3 and PTX, as the `emu` device needs). Empty:
   /// run every pass.
-  std::string stop_after;
+  std::string stop_after = {};
+  /// Keep the LLVM IR text before and after O3 in GpuKernel::llvm_ir and
+  /// optimized_llvm_ir (printing a small kernel's module twice takes about a
+  /// millisecond; the cuda device needs only the PTX and turns it off).
+  bool keep_llvm_ir = true;
   /// Print each pass's wall time to `log`.
   bool timing = false;
   /// Defaults to std::cerr.
@@ -59,19 +63,33 @@ struct PassTime {
   double milliseconds = 0;
 };
 
+/// The kernel's dynamic shared memory in the LLVM module: `@kiln_shared =
+/// external addrspace(3) global [0 x i8], align 16`, every op's scratch at an
+/// offset in it.
+inline constexpr const char* kSharedMemoryArray = "kiln_shared";
+/// The module's named metadata holding the array's size in bytes (`!{i32 N}`),
+/// for devices that run the LLVM IR (the emu device).
+inline constexpr const char* kSharedBytesMetadata = "kiln.shared_bytes";
+
 /// A kernel compiled for one architecture.
 struct GpuKernel {
   /// The PTX entry name: the IR kernel's name with characters PTX does not
   /// allow in identifiers (`vector_add<1024>`) replaced by `_`.
   std::string name;
-  /// The code generator's LLVM IR, before optimisation.
+  /// The code generator's LLVM IR, before optimisation (empty unless
+  /// LoweringOptions::keep_llvm_ir).
   std::string llvm_ir;
-  /// The same after LLVM's O3 pipeline: what the NVPTX backend compiled.
+  /// The same after LLVM's O3 pipeline: what the NVPTX backend compiled
+  /// (empty unless LoweringOptions::keep_llvm_ir).
   std::string optimized_llvm_ir;
   /// The PTX module, ready for ptxas or cuModuleLoadData.
   std::string ptx;
   /// Threads per program to launch with: num_warps * 32 (`.maxntid` in the PTX).
   int threads_per_block = 0;
+  /// Bytes of dynamic shared memory per program to launch with: the size of
+  /// the kernel's one shared-memory array (kSharedMemoryArray), 0 when it uses
+  /// none. The PTX declares no static shared memory.
+  int shared_bytes = 0;
   /// Wall time of each pass, in pipeline order.
   std::vector<PassTime> pass_times;
 };

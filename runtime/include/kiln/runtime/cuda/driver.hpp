@@ -43,6 +43,9 @@ struct DeviceInfo {
   int sm_count = 0;
   int compute_capability_major = 0;
   int compute_capability_minor = 0;
+  /// The most dynamic shared memory one block may have once its kernel opts in
+  /// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), in bytes.
+  int max_shared_bytes_per_block_optin = 0;
 
   /// The PTX target of this device, e.g. "sm_90".
   std::string arch() const;

@@ -134,6 +134,10 @@ class Kernel {
   /// parameter, to that parameter's value. Dynamic shared memory above 48 KiB
   /// is opted into first; the allowance only grows, once per new maximum.
   void launch(Dim3 grid, Dim3 block, unsigned dynamic_shared_bytes, const Stream& stream, void** parameters);
+  /// Opts the function into `dynamic_shared_bytes` of dynamic shared memory
+  /// per block when that is above 48 KiB and above what it was allowed before
+  /// (one cuFuncSetAttribute); nothing otherwise.
+  void allow_dynamic_shared_memory(unsigned dynamic_shared_bytes);
 
   const std::string& name() const { return name_; }
   abi::CUfunction handle() const { return function_; }
