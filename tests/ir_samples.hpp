@@ -87,11 +87,12 @@ inline std::string store_text(const std::string& name, const std::string& base, 
               {{"N", name}, {"B", base}, {"I", offsets}, {"V", value}, {"S", shape}, {"T", dtype}});
 }
 
-/// vector_add with BLOCK = 1024; `pointer_facts` and `n_facts` follow the
-/// arguments' types (e.g. " {divisibility = 16}", or "" for none).
-inline std::string vector_add_text(const std::string& pointer_facts, const std::string& n_facts) {
-  return "kernel @vector_add(%0: ptr<f32>" + pointer_facts + ", %1: ptr<f32>" + pointer_facts + ", %2: ptr<f32>" +
-         pointer_facts + ", %3: i32" + n_facts + R"() {
+/// vector_add with BLOCK = 1024 over `dtype` elements; `pointer_facts` and
+/// `n_facts` follow the arguments' types (e.g. " {divisibility = 16}", or ""
+/// for none).
+inline std::string vector_add_text(const std::string& pointer_facts, const std::string& n_facts,
+                                   const std::string& dtype = "f32") {
+  return fill(R"(kernel @vector_add(%0: ptr<{T}>{P}, %1: ptr<{T}>{P}, %2: ptr<{T}>{P}, %3: i32{N}) {
   %4 = program_id {axis = 0} : i32
   %5 = constant {value = 1024} : i32
   %6 = mul %4, %5 : i32
@@ -100,18 +101,19 @@ inline std::string vector_add_text(const std::string& pointer_facts, const std::
   %9 = add %8, %7 : tile<1024xi32>
   %10 = splat %3 : tile<1024xi32>
   %11 = cmp %9, %10 {pred = lt} : tile<1024xi1>
-  %12 = splat %0 : tile<1024xptr<f32>>
-  %13 = addptr %12, %9 : tile<1024xptr<f32>>
-  %14 = load %13, %11 {cache = none, evict = none} : tile<1024xf32>
-  %15 = splat %1 : tile<1024xptr<f32>>
-  %16 = addptr %15, %9 : tile<1024xptr<f32>>
-  %17 = load %16, %11 {cache = none, evict = none} : tile<1024xf32>
-  %18 = add %14, %17 : tile<1024xf32>
-  %19 = splat %2 : tile<1024xptr<f32>>
-  %20 = addptr %19, %9 : tile<1024xptr<f32>>
+  %12 = splat %0 : tile<1024xptr<{T}>>
+  %13 = addptr %12, %9 : tile<1024xptr<{T}>>
+  %14 = load %13, %11 {cache = none, evict = none} : tile<1024x{T}>
+  %15 = splat %1 : tile<1024xptr<{T}>>
+  %16 = addptr %15, %9 : tile<1024xptr<{T}>>
+  %17 = load %16, %11 {cache = none, evict = none} : tile<1024x{T}>
+  %18 = add %14, %17 : tile<1024x{T}>
+  %19 = splat %2 : tile<1024xptr<{T}>>
+  %20 = addptr %19, %9 : tile<1024xptr<{T}>>
   store %20, %18, %11 {cache = none, evict = none}
 }
-)";
+)",
+              {{"T", dtype}, {"P", pointer_facts}, {"N", n_facts}});
 }
 
 }  // namespace kiln::ir_samples

@@ -100,6 +100,38 @@ class SharedScratch {
   std::uint64_t end_ = 0;
 };
 
+/// A tile stored row-major in shared memory at `base`, its dimensions in the
+/// order `row_major_dims` names: each thread stores and loads the elements it
+/// holds in `layout`, as one vector access of up to 16 bytes per group of
+/// registers the layout makes consecutive in memory (register bases 1, 2,
+/// 4, ... in row-major order and every other basis a multiple of the group),
+/// else one element at a time.
+class SharedTile {
+ public:
+  SharedTile(KernelCodegen& cg, const LinearLayout& layout, const std::vector<std::string>& row_major_dims,
+             llvm::Type* memory_type, llvm::Value* base);
+  /// Stores each distinct element of `values` (one per register; integers
+  /// narrower than the memory type are zero-extended).
+  void store(const std::vector<llvm::Value*>& values);
+  /// Every register's element, as `register_type` (integers truncated from
+  /// the memory type).
+  std::vector<llvm::Value*> load(llvm::Type* register_type);
+  /// Elements per access.
+  int vector_width() const { return width_; }
+
+ private:
+  std::int32_t offset_of(const LinearLayout::Coordinates& location) const;
+  llvm::Value* address_of_register(int reg);
+
+  KernelCodegen& cg_;
+  const LinearLayout& layout_;
+  std::vector<std::string> dims_;
+  llvm::Type* memory_type_;
+  llvm::Value* base_;
+  llvm::Value* thread_part_ = nullptr;
+  int width_ = 1;
+};
+
 /// The bytes of shared memory one block may use on `arch` (with the opt-in
 /// to more than 48 KiB of dynamic shared memory): sm_80 and sm_87 163 KiB,
 /// sm_86 and sm_89 99 KiB, sm_90 and sm_90a 227 KiB.

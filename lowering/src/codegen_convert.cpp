@@ -47,48 +47,11 @@ std::vector<llvm::Value*> convert_within_threads(KernelCodegen& cg, const Regist
   return converted;
 }
 
-/// Row-major offsets, in a buffer of the whole tile, of the elements one
-/// thread holds in a layout. Dimensions are powers of two, so the offset of
-/// a XOR of coordinates is the XOR of their offsets: a compile-time part per
-/// register and one thread part computed from the lane and warp.
-class TileOffsets {
- public:
-  TileOffsets(KernelCodegen& cg, const LinearLayout& layout, const std::vector<std::string>& row_major_dims)
-      : layout_(layout), dims_(row_major_dims) {
-    std::vector<std::int32_t> lane_offsets, warp_offsets;
-    for (int bit = 0; bit < layout.in_dim_size_log2("lane"); ++bit)
-      lane_offsets.push_back(offset_of({{"register", 0}, {"lane", 1 << bit}, {"warp", 0}}));
-    for (int bit = 0; bit < layout.in_dim_size_log2("warp"); ++bit)
-      warp_offsets.push_back(offset_of({{"register", 0}, {"lane", 0}, {"warp", 1 << bit}}));
-    llvm::IRBuilder<>& b = cg.builder;
-    thread_part_ = xor_of_set_bits(b, xor_of_set_bits(b, b.getInt32(0), lane_offsets, cg.lane), warp_offsets, cg.warp);
-  }
-
-  /// The offset of register `reg` of this thread.
-  llvm::Value* of_register(llvm::IRBuilder<>& b, int reg) const {
-    const std::int32_t offset = offset_of({{"register", reg}, {"lane", 0}, {"warp", 0}});
-    return b.CreateXor(thread_part_, b.getInt32(static_cast<std::uint32_t>(offset)));
-  }
-
- private:
-  std::int32_t offset_of(const LinearLayout::Coordinates& location) const {
-    const LinearLayout::Coordinates coordinates = layout_.apply(location);
-    std::int32_t offset = 0;
-    for (const std::string& dim : dims_)
-      for (const auto& [name, value] : coordinates)
-        if (name == dim) offset = offset * layout_.out_dim_size(dim) + value;
-    return offset;
-  }
-
-  const LinearLayout& layout_;
-  const std::vector<std::string>& dims_;
-  llvm::Value* thread_part_ = nullptr;
-};
-
 /// Every thread stores each element it holds in `from` at its row-major
 /// offset in a buffer of the whole tile, and after a barrier loads the ones
-/// it holds in `to`. A second barrier keeps the next use of the buffer (the
-/// next iteration of a loop) from overwriting it before every thread has read.
+/// it holds in `to` (SharedTile: vector accesses where the layouts allow). A
+/// second barrier keeps the next use of the buffer (the next iteration of a
+/// loop) from overwriting it before every thread has read.
 std::vector<llvm::Value*> convert_through_shared_memory(KernelCodegen& cg, const LayoutConversion& conversion,
                                                         const std::vector<llvm::Value*>& values,
                                                         const ir::Operation& user) {
@@ -104,21 +67,11 @@ std::vector<llvm::Value*> convert_through_shared_memory(KernelCodegen& cg, const
   }
   const std::uint64_t element_bytes = cg.module.getDataLayout().getTypeAllocSize(in_memory);
   llvm::Value* buffer = SharedScratch(cg).take(elements * element_bytes);
-  auto slot = [&](llvm::Value* offset) { return b.CreateGEP(in_memory, buffer, offset); };
   auto barrier = [&] { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
-  const TileOffsets stored(cg, conversion.from, dims);
-  for (std::size_t r = 0; r < values.size(); ++r) {
-    llvm::Value* value = in_memory == in_register ? values[r] : b.CreateZExt(values[r], in_memory);
-    b.CreateStore(value, slot(stored.of_register(b, static_cast<int>(r))));
-  }
+  SharedTile(cg, conversion.from, dims, in_memory, buffer).store(values);
   barrier();
-  const TileOffsets loaded(cg, conversion.to, dims);
-  std::vector<llvm::Value*> converted;
-  for (int r = 0; r < conversion.to.in_dim_size("register"); ++r) {
-    llvm::Value* value = b.CreateLoad(in_memory, slot(loaded.of_register(b, r)));
-    converted.push_back(in_memory == in_register ? value : b.CreateTrunc(value, in_register));
-  }
+  std::vector<llvm::Value*> converted = SharedTile(cg, conversion.to, dims, in_memory, buffer).load(in_register);
   barrier();
   return converted;
 }

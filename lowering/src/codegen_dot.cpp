@@ -37,7 +37,6 @@
 #include <cctype>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -252,32 +251,23 @@ class DotLowering {
   /// tile in `layout` (`values` in register order) row-major at `base`.
   void store_tile(const Registers& values, const LinearLayout& layout, std::int64_t columns, llvm::Type* memory_type,
                   llvm::Value* base) {
-    llvm::Value* thread_row = thread_coordinate(cg_, layout, 0);
-    llvm::Value* thread_column = thread_coordinate(cg_, layout, 1);
-    std::set<std::pair<std::int32_t, std::int32_t>> stored;
-    for (int r = 0; r < layout.in_dim_size("register"); ++r) {
-      const std::int32_t row = register_coordinate(layout, r, 0), column = register_coordinate(layout, r, 1);
-      if (!stored.insert({row, column}).second) continue;
-      llvm::Value* offset = b_.CreateAdd(
-          b_.CreateMul(b_.CreateXor(thread_row, b_.getInt32(row)), b_.getInt32(static_cast<std::uint32_t>(columns))),
-          b_.CreateXor(thread_column, b_.getInt32(column)));
-      b_.CreateStore(values[static_cast<std::size_t>(r)], b_.CreateGEP(memory_type, base, offset));
-    }
+    SharedTile(cg_, layout, row_major_dims(layout, columns), memory_type, base).store(values);
   }
 
   /// The registers of `layout` read from a row-major tile of `columns` columns at `base`.
   Registers load_tile(const LinearLayout& layout, std::int64_t columns, llvm::Type* memory_type, llvm::Value* base) {
-    llvm::Value* thread_row = thread_coordinate(cg_, layout, 0);
-    llvm::Value* thread_column = thread_coordinate(cg_, layout, 1);
-    Registers values;
-    for (int r = 0; r < layout.in_dim_size("register"); ++r) {
-      const std::int32_t row = register_coordinate(layout, r, 0), column = register_coordinate(layout, r, 1);
-      llvm::Value* offset = b_.CreateAdd(
-          b_.CreateMul(b_.CreateXor(thread_row, b_.getInt32(row)), b_.getInt32(static_cast<std::uint32_t>(columns))),
-          b_.CreateXor(thread_column, b_.getInt32(column)));
-      values.push_back(b_.CreateLoad(memory_type, b_.CreateGEP(memory_type, base, offset)));
-    }
-    return values;
+    return SharedTile(cg_, layout, row_major_dims(layout, columns), memory_type, base).load(memory_type);
+  }
+
+  /// A 2-D layout's output dimensions, rows first; LoweringError when its
+  /// rows are not `columns` wide.
+  std::vector<std::string> row_major_dims(const LinearLayout& layout, std::int64_t columns) const {
+    std::vector<std::string> dims;
+    for (const auto& out : layout.out_dims()) dims.push_back(out.name);
+    if (dims.size() != 2 || layout.out_dim_size(dims[1]) != columns)
+      throw LoweringError("dot: an operand layout does not cover its " + std::to_string(columns) + "-column tile (" +
+                          op_place(op_) + ")");
+    return dims;
   }
 
   /// The dot on tensor cores: the accumulator, a and b go through the

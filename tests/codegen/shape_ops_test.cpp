@@ -110,6 +110,12 @@ TEST(ShapeOps, TransposeIntoTheKernelsLayoutGoesThroughSharedMemory) {
   const lowering::GpuKernel kernel = compile_text(kTranspose);
   EXPECT_EQ(kernel.shared_bytes, 64 * 32 * 4) << "the whole tile, through shared memory";
   EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
+  // Each thread's 16 source elements are 4 runs of 4 along the buffer's
+  // rows: four 16-byte stores. The kernel's layout (32 registers, each
+  // element in two lanes) steps along the buffer's columns: 32 single loads.
+  EXPECT_EQ(count(kernel.ptx, "st.shared.v4.f32"), 4) << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, "st.shared.f32"), 0) << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, "ld.shared.f32"), 32) << kernel.ptx;
 }
 
 TEST(ShapeOps, JoinKeepsPairsInOneThread) {

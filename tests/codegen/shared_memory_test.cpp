@@ -12,6 +12,7 @@
 #include <string>
 
 #include "codegen/codegen_support.hpp"
+#include "codegen/kernels_text.hpp"
 
 namespace kiln::codegen_test {
 namespace {
@@ -78,41 +79,6 @@ std::string row_and_column_sums_text() {
 }
 )";
 }
-
-/// A mask (i1, a byte per element in memory), an f16 tile and an i32 arange,
-/// each of 64 elements needed as a row and as a column: three conversions
-/// through shared memory, of 64, 128 and 256 bytes.
-const char* kThreeConversions = "kernel @three_conversions(%0: ptr<i1> {divisibility = 16}, "
-                                R"(%1: ptr<f16> {divisibility = 16}) {
-  %2 = arange {start = 0} : tile<64xi32>
-  %3 = constant {value = 32} : tile<64xi32>
-  %4 = cmp %2, %3 {pred = lt} : tile<64xi1>
-  %5 = expand_dims %4 {axis = 0} : tile<1x64xi1>
-  %6 = expand_dims %4 {axis = 1} : tile<64x1xi1>
-  %7 = broadcast %5 : tile<64x64xi1>
-  %8 = broadcast %6 : tile<64x64xi1>
-  %9 = and %7, %8 : tile<64x64xi1>
-  %10 = cast %2 : tile<64xf16>
-  %11 = expand_dims %10 {axis = 0} : tile<1x64xf16>
-  %12 = expand_dims %10 {axis = 1} : tile<64x1xf16>
-  %13 = broadcast %11 : tile<64x64xf16>
-  %14 = broadcast %12 : tile<64x64xf16>
-  %15 = add %13, %14 : tile<64x64xf16>
-  %16 = expand_dims %2 {axis = 1} : tile<64x1xi32>
-  %17 = constant {value = 64} : tile<64x1xi32>
-  %18 = mul %16, %17 : tile<64x1xi32>
-  %19 = broadcast %18 : tile<64x64xi32>
-  %20 = expand_dims %2 {axis = 0} : tile<1x64xi32>
-  %21 = broadcast %20 : tile<64x64xi32>
-  %22 = add %19, %21 : tile<64x64xi32>
-  %23 = splat %0 : tile<64x64xptr<i1>>
-  %24 = addptr %23, %22 : tile<64x64xptr<i1>>
-  store %24, %9 {cache = none, evict = none}
-  %25 = splat %1 : tile<64x64xptr<f16>>
-  %26 = addptr %25, %22 : tile<64x64xptr<f16>>
-  store %26, %15 {cache = none, evict = none}
-}
-)";
 
 /// The kernel's PTX declares one dynamic shared-memory array and no static one.
 void expect_one_dynamic_array(const lowering::GpuKernel& kernel) {

@@ -9,27 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "interpreter_samples.hpp"
 #include "kiln/ir/builder.hpp"
-#include "kiln/ir/parser.hpp"
 #include "kiln/ir/verifier.hpp"
 #include "kiln/runtime/interpreter.hpp"
 
 namespace kiln::runtime {
 namespace {
 
-InterpretedKernel compile(const std::string& text) {
-  auto fn = ir::parse_function(text, "test.kiln");
-  ir::verify(*fn);
-  return InterpretedKernel(*fn);
-}
-
-template <class T>
-KernelArgument buffer(std::vector<T>& data, const std::string& name) {
-  const auto begin = reinterpret_cast<std::uintptr_t>(data.data());
-  return {begin, {begin, begin + data.size() * sizeof(T), name}};
-}
-
-KernelArgument scalar(std::int32_t value) { return {static_cast<std::uint32_t>(value), {}}; }
+using interpreter_samples::buffer;
+using interpreter_samples::compile;
+using interpreter_samples::scalar;
 
 std::vector<float> random_floats(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);

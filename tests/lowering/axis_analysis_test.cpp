@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ir_samples.hpp"
 #include "kiln/ir/parser.hpp"
 #include "kiln/ir/verifier.hpp"
 
@@ -63,38 +64,9 @@ AxisInfo expected(Sizes contiguity, Sizes divisibility, Sizes constancy) {
 
 constexpr std::int64_t kZeroDivisor = std::int64_t{1} << 62;
 
+/// vector_add over `dtype` with `facts` on every argument.
 std::string vector_add(const std::string& facts, const std::string& dtype = "f32") {
-  return "kernel @vector_add(%0: ptr<" + dtype + ">" + facts + ", %1: ptr<" + dtype + ">" + facts + ", %2: ptr<" +
-         dtype + ">" + facts + ", %3: i32" + facts + R"() {
-  %4 = program_id {axis = 0} : i32
-  %5 = constant {value = 1024} : i32
-  %6 = mul %4, %5 : i32
-  %7 = arange {start = 0} : tile<1024xi32>
-  %8 = splat %6 : tile<1024xi32>
-  %9 = add %8, %7 : tile<1024xi32>
-  %10 = splat %3 : tile<1024xi32>
-  %11 = cmp %9, %10 {pred = lt} : tile<1024xi1>
-  %12 = splat %0 : tile<1024xptr<)" +
-         dtype + R"(>>
-  %13 = addptr %12, %9 : tile<1024xptr<)" +
-         dtype + R"(>>
-  %14 = load %13, %11 {cache = none, evict = none} : tile<1024x)" +
-         dtype + R"(>
-  %15 = splat %1 : tile<1024xptr<)" +
-         dtype + R"(>>
-  %16 = addptr %15, %9 : tile<1024xptr<)" +
-         dtype + R"(>>
-  %17 = load %16, %11 {cache = none, evict = none} : tile<1024x)" +
-         dtype + R"(>
-  %18 = add %14, %17 : tile<1024x)" +
-         dtype + R"(>
-  %19 = splat %2 : tile<1024xptr<)" +
-         dtype + R"(>>
-  %20 = addptr %19, %9 : tile<1024xptr<)" +
-         dtype + R"(>>
-  store %20, %18, %11 {cache = none, evict = none}
-}
-)";
+  return ir_samples::vector_add_text(facts, facts, dtype);
 }
 
 TEST(AxisAnalysis, SpecialisedVectorAddLoadsFourFloatsAtOnce) {

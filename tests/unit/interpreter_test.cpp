@@ -12,16 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "interpreter_samples.hpp"
 #include "ir_samples.hpp"
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/numeric.hpp"
-#include "kiln/ir/parser.hpp"
 #include "kiln/ir/verifier.hpp"
 #include "kiln/runtime/interpreter.hpp"
 
 namespace kiln::runtime {
 namespace {
 
+using interpreter_samples::buffer;
+using interpreter_samples::compile;
+using interpreter_samples::scalar;
 using ir_samples::fill;
 
 // ---- Helpers -------------------------------------------------------------------
@@ -47,25 +50,6 @@ constexpr bool is_narrow_float = std::is_same_v<T, kiln::half> || std::is_same_v
                                  std::is_same_v<T, kiln::float8_e4m3> || std::is_same_v<T, kiln::float8_e5m2>;
 template <class T>
 constexpr bool is_host_float = is_narrow_float<T> || std::is_floating_point_v<T>;
-
-InterpretedKernel compile(const std::string& text) {
-  auto fn = ir::parse_function(text, "test.kiln");
-  ir::verify(*fn);
-  return InterpretedKernel(*fn);
-}
-
-template <class T>
-KernelArgument buffer(std::vector<T>& data, const std::string& name) {
-  const auto begin = reinterpret_cast<std::uintptr_t>(data.data());
-  return {begin, {begin, begin + data.size() * sizeof(T), name}};
-}
-
-template <class T>
-KernelArgument scalar(T value) {
-  std::uint64_t bits = 0;
-  std::memcpy(&bits, &value, sizeof(T));
-  return {bits, {}};
-}
 
 template <class T>
 std::vector<T> random_values(std::size_t n, std::uint32_t seed, double lo = -8.0, double hi = 8.0) {
