@@ -73,8 +73,9 @@ TYPED_TEST(Conv2dPlanned, FusedAndUnfusedMatchTheReferenceForEveryPlan) {
         // The emu counts every thread's loads, copies of replicated elements
         // (a scalar, a tile over more threads than elements) included, so
         // only the cpu device's count of elements compares the two reads.
-        if (y.device().kind() == kl::Device::Kind::cpu)
+        if (y.device().kind() == kl::Device::Kind::cpu) {
           EXPECT_GT(unfused_stats.bytes_read, fused_stats.bytes_read + out_bytes);
+        }
       }
   }
 }
