@@ -7,17 +7,15 @@
 #include <string>
 
 #include "codegen/codegen_support.hpp"
-#include "correctness/tile_index.hpp"
+#include "correctness/rank3_kernels.hpp"
 #include "kiln/kiln.hpp"
 
 namespace kiln::codegen_test {
 namespace {
 
 namespace kl = kiln;
-
-constexpr int kD0 = 9, kD1 = 13, kD2 = 7;  // the array, not multiples of the tile
-constexpr int kA = 4, kB = 8, kC = 4;      // the tile
-using Tile = kiln::test::Tile3<kD0, kD1, kD2, kA, kB, kC>;
+using namespace kiln::test::rank3;
+using kiln::test::rank3::Tile;  // not kiln::Tile
 
 /// A 4x8x32 f32 tile copied, contiguous and aligned along its last dimension.
 const char* kCopy3d = R"(kernel @copy3d(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}) {
@@ -48,34 +46,11 @@ const char* kCopy3d = R"(kernel @copy3d(%0: ptr<f32> {divisibility = 16}, %1: pt
 }
 )";
 
+/// x reshaped to [A, B*C] into `reshaped` (row-major in the array), and that
+/// 2-D tile doubled and reshaped back to [A, B, C] into `back`.
 template <class E>
-void join_split_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> y_ptr, kl::Ptr<kl::Scalar<E>> pairs_ptr,
-                       kl::Ptr<kl::Scalar<E>> joined, kl::Ptr<kl::Scalar<E>> first, kl::Ptr<kl::Scalar<E>> second) {
-  const auto t = Tile::here();
-  auto pair_offs = kl::expand_dims<3>(t.offs * 2) + kl::reshape<1, 1, 1, 2>(kl::arange<2>());  // [A, B, C, 2]
-  auto pair_mask = kl::expand_dims<3>(t.mask);
-  kl::store(joined + pair_offs, kl::join(kl::load(x_ptr + t.offs, t.mask), kl::load(y_ptr + t.offs, t.mask)),
-            pair_mask);
-  auto [lo, hi] = kl::split(kl::load(pairs_ptr + pair_offs, pair_mask));
-  kl::store(first + t.offs, lo, t.mask);
-  kl::store(second + t.offs, hi, t.mask);
-}
-
-template <class E>
-void permute_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> cab, kl::Ptr<kl::Scalar<E>> bca) {
-  const auto t = Tile::here();
-  auto x = kl::load(x_ptr + t.offs, t.mask);
-  auto on0 = [](const auto& v) { return kl::expand_dims<1>(kl::expand_dims<1>(v)); };  // [N, 1, 1]
-  auto on1 = [](const auto& v) { return kl::expand_dims<0>(kl::expand_dims<1>(v)); };  // [1, N, 1]
-  auto on2 = [](const auto& v) { return kl::expand_dims<0>(kl::expand_dims<0>(v)); };  // [1, 1, N]
-  kl::store(cab + (on0(t.k) * (kD0 * kD1) + on1(t.i) * kD1 + on2(t.j)), kl::permute<2, 0, 1>(x),
-            (on0(t.k) < kD2) & (on1(t.i) < kD0) & (on2(t.j) < kD1));
-  kl::store(bca + (on0(t.j) * (kD2 * kD0) + on1(t.k) * kD0 + on2(t.i)), kl::permute<1, 2, 0>(x),
-            (on0(t.j) < kD1) & (on1(t.k) < kD2) & (on2(t.i) < kD0));
-}
-
-template <class E>
-void reshape_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> reshaped, kl::Ptr<kl::Scalar<E>> back) {
+void reshape_round_trip_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> reshaped,
+                               kl::Ptr<kl::Scalar<E>> back) {
   const auto t = Tile::here();
   auto x = kl::load(x_ptr + t.offs, t.mask);
   auto m = kl::arange<kB * kC>();
@@ -87,20 +62,6 @@ void reshape_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> reshape
   kl::store(reshaped + (i_col * (kD1 * kD2) + kl::expand_dims<0>(inner)), flat,
             (i_col < kD0) & kl::expand_dims<0>((jm < kD1) & (km < kD2)));
   kl::store(back + t.offs, kl::reshape<kA, kB, kC>(flat * 2), t.mask);  // 2-D to 3-D
-}
-
-template <class E>
-void reduce_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> over_a, kl::Ptr<kl::Scalar<E>> over_b,
-                   kl::Ptr<kl::Scalar<E>> over_c) {
-  const auto t = Tile::here();
-  auto x = kl::load(x_ptr + t.offs, t.mask, {.other = E(0)});
-  auto i = kl::expand_dims<1>(t.i);
-  auto j0 = kl::expand_dims<0>(t.j);
-  auto j1 = kl::expand_dims<1>(t.j);
-  auto k = kl::expand_dims<0>(t.k);
-  kl::store(over_a + (j1 * kD2 + k), kl::sum(x, kl::axis<0>), (j1 < kD1) & (k < kD2));
-  kl::store(over_b + (i * kD2 + k), kl::max(x, kl::axis<1>), (i < kD0) & (k < kD2));
-  kl::store(over_c + (i * kD1 + j0), kl::sum(x, kl::axis<2>), (i < kD0) & (j0 < kD1));
 }
 
 /// Lowers `fn` for both architectures and checks ptxas accepts it without spills.
@@ -148,13 +109,13 @@ TEST(Rank3, PermutesOfThreeDimensionalTiles) {
 }
 
 TEST(Rank3, ReshapesToAndFromThreeDimensions) {
-  KILN_EXPECT_LOWERS_FOR_BOTH(kl::compile<reshape_kernel<float>>().ir(), "reshape_3d_f32");
-  KILN_EXPECT_LOWERS_FOR_BOTH(kl::compile<reshape_kernel<std::int8_t>>().ir(), "reshape_3d_i8");
+  KILN_EXPECT_LOWERS_FOR_BOTH(kl::compile<reshape_round_trip_kernel<float>>().ir(), "reshape_3d_f32");
+  KILN_EXPECT_LOWERS_FOR_BOTH(kl::compile<reshape_round_trip_kernel<std::int8_t>>().ir(), "reshape_3d_i8");
 }
 
 TEST(Rank3, ReductionsAlongEachAxisOfAThreeDimensionalTile) {
-  KILN_EXPECT_LOWERS_FOR_BOTH(kl::compile<reduce_kernel<float>>().ir(), "reduce_3d_f32");
-  KILN_EXPECT_LOWERS_FOR_BOTH(kl::compile<reduce_kernel<std::int32_t>>().ir(), "reduce_3d_i32");
+  KILN_EXPECT_LOWERS_FOR_BOTH(kl::compile<reduce_3d_kernel<float>>().ir(), "reduce_3d_f32");
+  KILN_EXPECT_LOWERS_FOR_BOTH(kl::compile<reduce_3d_kernel<std::int32_t>>().ir(), "reduce_3d_i32");
 }
 
 }  // namespace

@@ -2,31 +2,13 @@
 // a 4-D tile) over a 3-D grid with masked tails in all three dimensions.
 #include <vector>
 
+#include "rank3_kernels.hpp"
 #include "test_support.hpp"
-#include "tile_index.hpp"
 
 namespace {
 
 namespace kl = kiln;
-
-constexpr int kD0 = 9, kD1 = 13, kD2 = 7;  // the array, not multiples of the tile
-constexpr int kA = 4, kB = 8, kC = 4;      // the tile
-constexpr int kSize = kD0 * kD1 * kD2;
-
-// joined interleaves x and y (element e of x at 2e, of y at 2e + 1); first and
-// second are the even and odd elements of pairs.
-template <class E>
-void join_split_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> y_ptr, kl::Ptr<kl::Scalar<E>> pairs_ptr,
-                       kl::Ptr<kl::Scalar<E>> joined, kl::Ptr<kl::Scalar<E>> first, kl::Ptr<kl::Scalar<E>> second) {
-  const auto t = kiln::test::Tile3<kD0, kD1, kD2, kA, kB, kC>::here();
-  auto pair_offs = kl::expand_dims<3>(t.offs * 2) + kl::reshape<1, 1, 1, 2>(kl::arange<2>());  // [A, B, C, 2]
-  auto pair_mask = kl::expand_dims<3>(t.mask);
-  kl::store(joined + pair_offs, kl::join(kl::load(x_ptr + t.offs, t.mask), kl::load(y_ptr + t.offs, t.mask)),
-            pair_mask);
-  auto [lo, hi] = kl::split(kl::load(pairs_ptr + pair_offs, pair_mask));
-  kl::store(first + t.offs, lo, t.mask);
-  kl::store(second + t.offs, hi, t.mask);
-}
+using namespace kiln::test::rank3;
 
 template <class T>
 class JoinSplit : public ::testing::Test {};

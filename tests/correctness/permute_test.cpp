@@ -4,33 +4,13 @@
 // of permute into the permuted array.
 #include <vector>
 
+#include "rank3_kernels.hpp"
 #include "test_support.hpp"
-#include "tile_index.hpp"
 
 namespace {
 
 namespace kl = kiln;
-
-constexpr int kD0 = 9, kD1 = 13, kD2 = 7;  // the array, not multiples of the tile
-constexpr int kA = 4, kB = 8, kC = 4;      // the tile
-constexpr int kSize = kD0 * kD1 * kD2;
-
-// cab is x permuted to D2 x D0 x D1, bca to D1 x D2 x D0.
-template <class E>
-void permute_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> cab, kl::Ptr<kl::Scalar<E>> bca) {
-  const auto t = kiln::test::Tile3<kD0, kD1, kD2, kA, kB, kC>::here();
-  auto x = kl::load(x_ptr + t.offs, t.mask);
-  // Each index on the axis it has after the permutation.
-  auto on0 = [](const auto& v) { return kl::expand_dims<1>(kl::expand_dims<1>(v)); };  // [N, 1, 1]
-  auto on1 = [](const auto& v) { return kl::expand_dims<0>(kl::expand_dims<1>(v)); };  // [1, N, 1]
-  auto on2 = [](const auto& v) { return kl::expand_dims<0>(kl::expand_dims<0>(v)); };  // [1, 1, N]
-  // permute<2, 0, 1>: result (c, a, b) is x[a][b][c].
-  kl::store(cab + (on0(t.k) * (kD0 * kD1) + on1(t.i) * kD1 + on2(t.j)), kl::permute<2, 0, 1>(x),
-            (on0(t.k) < kD2) & (on1(t.i) < kD0) & (on2(t.j) < kD1));
-  // permute<1, 2, 0>: result (b, c, a) is x[a][b][c].
-  kl::store(bca + (on0(t.j) * (kD2 * kD0) + on1(t.k) * kD0 + on2(t.i)), kl::permute<1, 2, 0>(x),
-            (on0(t.j) < kD1) & (on1(t.k) < kD2) & (on2(t.i) < kD0));
-}
+using namespace kiln::test::rank3;
 
 template <class T>
 class Permute : public ::testing::Test {};

@@ -9,35 +9,13 @@
 #include <limits>
 #include <vector>
 
+#include "rank3_kernels.hpp"
 #include "test_support.hpp"
-#include "tile_index.hpp"
 
 namespace {
 
 namespace kl = kiln;
-
-constexpr int kD0 = 9, kD1 = 13, kD2 = 7;  // the array, not multiples of the tile
-constexpr int kA = 4, kB = 8, kC = 4;      // the tile
-constexpr int kT0 = (kD0 + kA - 1) / kA, kT1 = (kD1 + kB - 1) / kB, kT2 = (kD2 + kC - 1) / kC;  // tiles per axis
-
-// over_a[t][j][k] is the sum of x[i][j][k] over tile t's i; over_b and over_c
-// likewise along axes 1 and 2; max_b is the maximum along axis 1.
-template <class E>
-void reduce_3d_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> over_a, kl::Ptr<kl::Scalar<E>> over_b,
-                      kl::Ptr<kl::Scalar<E>> over_c, kl::Ptr<kl::Scalar<E>> max_b) {
-  const auto t = kiln::test::Tile3<kD0, kD1, kD2, kA, kB, kC>::here();
-  auto x = kl::load(x_ptr + t.offs, t.mask, {.other = 0});
-  auto lowest = kl::load(x_ptr + t.offs, t.mask, {.other = static_cast<double>(std::numeric_limits<E>::lowest())});
-  auto i = kl::expand_dims<1>(t.i);   // [A, 1]
-  auto j0 = kl::expand_dims<0>(t.j);  // [1, B]
-  auto j1 = kl::expand_dims<1>(t.j);  // [B, 1]
-  auto k = kl::expand_dims<0>(t.k);   // [1, C]
-  auto p0 = kl::program_id(0), p1 = kl::program_id(1), p2 = kl::program_id(2);
-  kl::store(over_a + (p0 * (kD1 * kD2) + j1 * kD2 + k), kl::sum(x, kl::axis<0>), (j1 < kD1) & (k < kD2));
-  kl::store(over_b + (i * (kT1 * kD2) + p1 * kD2 + k), kl::sum(x, kl::axis<1>), (i < kD0) & (k < kD2));
-  kl::store(over_c + (i * (kD1 * kT2) + j0 * kT2 + p2), kl::sum(x, kl::axis<2>), (i < kD0) & (j0 < kD1));
-  kl::store(max_b + (i * (kT1 * kD2) + p1 * kD2 + k), kl::max(lowest, kl::axis<1>), (i < kD0) & (k < kD2));
-}
+using namespace kiln::test::rank3;
 
 template <class T>
 class Reduce3d : public ::testing::Test {};

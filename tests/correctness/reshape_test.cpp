@@ -5,44 +5,13 @@
 // wrong places.
 #include <vector>
 
+#include "rank3_kernels.hpp"
 #include "test_support.hpp"
-#include "tile_index.hpp"
 
 namespace {
 
 namespace kl = kiln;
-
-constexpr int kD0 = 9, kD1 = 13, kD2 = 7;  // the array, not multiples of the tile
-constexpr int kA = 4, kB = 8, kC = 4;      // the tile
-constexpr int kSize = kD0 * kD1 * kD2;
-
-// reshaped and transposed must be copies of x; broadcast holds, at (a, b, c),
-// x at (a, the first b of b's tile, c).
-template <class E>
-void reshape_kernel(kl::Ptr<kl::Scalar<E>> x_ptr, kl::Ptr<kl::Scalar<E>> reshaped, kl::Ptr<kl::Scalar<E>> transposed,
-                    kl::Ptr<kl::Scalar<E>> broadcast) {
-  const auto t = kiln::test::Tile3<kD0, kD1, kD2, kA, kB, kC>::here();
-  auto x = kl::load(x_ptr + t.offs, t.mask);
-  // reshape [A, B, C] -> [A, B*C]: element (a, m) is x[a][m / C][m % C].
-  auto m = kl::arange<kB * kC>();
-  auto jm = kl::program_id(1) * kB + m / kC;
-  auto km = kl::program_id(2) * kC + m % kC;
-  auto inner = jm * kD2 + km;  // [B*C]
-  auto inner_ok = (jm < kD1) & (km < kD2);
-  auto i_col = kl::expand_dims<1>(t.i);  // [A, 1]
-  auto flat = kl::reshape<kA, kB * kC>(x);
-  kl::store(reshaped + (i_col * (kD1 * kD2) + kl::expand_dims<0>(inner)), flat,
-            (i_col < kD0) & kl::expand_dims<0>(inner_ok));
-  // trans [A, B*C] -> [B*C, A].
-  auto i_row = kl::expand_dims<0>(t.i);  // [1, A]
-  kl::store(transposed + (kl::expand_dims<1>(inner) + i_row * (kD1 * kD2)), kl::trans(flat),
-            kl::expand_dims<1>(inner_ok) & (i_row < kD0));
-  // expand_dims of values, then broadcast_to: the tile's first b, repeated along axis 1.
-  auto k_row = kl::expand_dims<0>(t.k);  // [1, C]
-  auto first_b = kl::load(x_ptr + (i_col * (kD1 * kD2) + kl::program_id(1) * kB * kD2 + k_row),
-                          (i_col < kD0) & (k_row < kD2));  // [A, C]
-  kl::store(broadcast + t.offs, kl::broadcast_to<kA, kB, kC>(kl::expand_dims<1>(first_b)), t.mask);
-}
+using namespace kiln::test::rank3;
 
 template <class T>
 class Reshape : public ::testing::Test {};
