@@ -14,12 +14,8 @@
 namespace kiln::kernels {
 
 namespace {
-/// The sample configuration's query rows per program for dtype C and head_dim.
-template <class C>
-int block_m_of(int head_dim) {
-  using T = kl::Scalar<C>;
-  return head_dim == 64 ? attention_block_m<T, 64> : attention_block_m<T, 128>;
-}
+/// The sample configuration's query rows per program for head_dim.
+int block_m_of(int head_dim) { return head_dim == 64 ? attention_block_m<64> : attention_block_m<128>; }
 
 /// fn(the compiled kernel for dtype C and the run's head_dim and causal
 /// choices), in the sample configuration's tiles and warps.
@@ -29,11 +25,11 @@ decltype(auto) with_kernel(const RunOptions& options, F&& fn) {
   const bool causal = options.choices.at("causal") == "on";
   const CompileOptions compile_options = attention_compile_options();
   if (options.choices.at("head_dim") == "64") {
-    constexpr int block_m = attention_block_m<T, 64>;
+    constexpr int block_m = attention_block_m<64>;
     if (causal) return fn(kl::compile<attention<T, 64, block_m, attention_block_n, true>>(compile_options));
     return fn(kl::compile<attention<T, 64, block_m, attention_block_n, false>>(compile_options));
   }
-  constexpr int block_m = attention_block_m<T, 128>;
+  constexpr int block_m = attention_block_m<128>;
   if (causal) return fn(kl::compile<attention<T, 128, block_m, attention_block_n, true>>(compile_options));
   return fn(kl::compile<attention<T, 128, block_m, attention_block_n, false>>(compile_options));
 }
@@ -60,7 +56,7 @@ RunReport run(const RunOptions& options) {
   const int d = shape.head_dim, seq = shape.seq;
   RunReport report;
   with_kernel<C>(options, [&](auto kernel) {
-    const kl::Grid grid(static_cast<int>(kl::cdiv(seq, block_m_of<C>(d))), shape.batch * shape.heads);
+    const kl::Grid grid(static_cast<int>(kl::cdiv(seq, block_m_of(d))), shape.batch * shape.heads);
     auto launch = [&] {
       return kernel.launch(grid, q, k, v, o, lse, seq, shape.heads, static_cast<float>(shape.sm_scale),
                            shape.heads * seq * d, seq * d, d);

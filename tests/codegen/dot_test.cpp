@@ -231,7 +231,7 @@ TEST(DotKernels, MatmulF32Bias) { expect_matmul_lowers<kl::f32, kernels::Epilogu
 // run on; their FMA path is checked too (at head_dim 128 only reported).
 template <class T, int HEAD_DIM, bool CAUSAL>
 void expect_attention_lowers(const std::string& stem, bool tensor_cores, Spills spills) {
-  constexpr int block_m = kernels::attention_block_m<T, HEAD_DIM>;
+  constexpr int block_m = kernels::attention_block_m<HEAD_DIM>;
   auto compiled = kl::compile<kernels::attention<T, HEAD_DIM, block_m, kernels::attention_block_n, CAUSAL>>(
       kernels::attention_compile_options());
   // q, k, v, o, lse, seq, heads, sm_scale, stride_batch, stride_head, stride_seq.
@@ -271,7 +271,7 @@ TEST(DotKernels, AttentionF32Head128) { expect_attention_variants_lower<kl::f32,
 // holds 32 of the 128 rows (4 with facts) of every row vector of the online
 // softmax, and ptxas spills. Reported, not checked; head_dim 128 is left out.
 TEST(DotKernels, AttentionF16Head64WithoutFacts) {
-  constexpr int block_m = kernels::attention_block_m<kl::f16, 64>;
+  constexpr int block_m = kernels::attention_block_m<64>;
   auto compiled = kl::compile<kernels::attention<kl::f16, 64, block_m, kernels::attention_block_n, false>>(
       kernels::attention_compile_options());
   expect_lowers(compiled.ir(), "attention_f16_d64_m" + std::to_string(block_m), Spills::reported, false,

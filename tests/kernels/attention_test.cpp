@@ -66,7 +66,7 @@ std::pair<std::vector<typename Case::type>, std::vector<float>> run_attention(
   auto bo = kl::Buffer<C>::from(random_values<C>(q.size(), 90));
   auto blse = kl::Buffer<float>::from(random_values<float>(static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq, 91));
   using T = kl::Scalar<C>;
-  constexpr int block_m = kiln::kernels::attention_block_m<T, Case::head_dim>;
+  constexpr int block_m = kiln::kernels::attention_block_m<Case::head_dim>;
   auto kernel = kl::compile<attention<T, Case::head_dim, block_m, kiln::kernels::attention_block_n, Case::causal>>(
       kiln::kernels::attention_compile_options());
   kernel.launch(kl::Grid(kl::cdiv(shape.seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, shape.seq,

@@ -95,7 +95,7 @@ inline constexpr int attention_block_n = 32;
 ///   warps spill 4 bytes (sm_80, on tensor cores) and 12 bytes (f32, sm_90a);
 ///   32 rows at 4 warps spill (432-560 bytes of spill stores on tensor cores,
 ///   192-620 for f32).
-template <class T, int HEAD_DIM>
+template <int HEAD_DIM>
 inline constexpr int attention_block_m = HEAD_DIM <= 64 ? 128 : 32;
 /// Warps per program of the sample configuration.
 inline constexpr int attention_num_warps = 8;
