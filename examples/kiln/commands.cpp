@@ -19,6 +19,7 @@
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
 #include "kiln/runtime/device.hpp"
+#include "kiln/runtime/emu_machine.hpp"
 
 namespace kiln::tool {
 
@@ -202,6 +203,7 @@ int show_info() {
   for (const std::string& d : Device::available()) devices += (devices.empty() ? "" : ", ") + d;
   fmt::print("devices: {} (default: {})\n", devices, Device::default_device().name());
   fmt::print("cpu: {} hardware threads\n", std::thread::hardware_concurrency());
+  fmt::print("emu: compiles for {}\n", runtime::describe_emu_machine());
   try {
     const std::optional<std::filesystem::path> ptxas = cuda::find_ptxas();
     fmt::print("ptxas: {}\n", ptxas ? ptxas->string() + " (cuda loads cubins built for the exact GPU)"

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "kiln/ir/numeric.hpp"
+#include "kiln/ir/rounding.hpp"
 #include "kiln/ir/passes.hpp"
 #include "op_traits.hpp"
 
@@ -32,16 +33,6 @@ std::uint64_t unsigned_bits(DType t, std::int64_t v) {
   const int width = dtype_bits(t);
   const auto bits = static_cast<std::uint64_t>(v);
   return width == 64 ? bits : bits & ((std::uint64_t{1} << width) - 1);
-}
-
-/// `x` rounded to f32 toward zero with the last bit set when inexact (round
-/// to odd): rounding that to a narrower float is then correctly rounded, as
-/// the runtime's conversions are, where a round-to-nearest f32 step is not.
-float round_to_odd_float(double x) {
-  float f = static_cast<float>(x);
-  if (std::isnan(x) || static_cast<double>(f) == x) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
-  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
 }
 
 /// `x` rounded to the nearest value of the float dtype.

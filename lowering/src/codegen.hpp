@@ -186,6 +186,10 @@ llvm::Value* float_to_fp8(KernelCodegen& cg, llvm::Value* value, ir::DType dtype
 /// f64 `value` rounded to f32 toward zero with the last bit set when inexact
 /// (round to odd): a narrower rounding of that is the correct rounding of `value`.
 llvm::Value* round_to_odd_float(KernelCodegen& cg, llvm::Value* value);
+/// The same for an integer `value` of up to 64 bits, exactly, in integer
+/// arithmetic (sm_80 converts integers to bf16 through a round-to-nearest
+/// f32, a double rounding for those wider than 24 bits).
+llvm::Value* integer_round_to_odd_float(KernelCodegen& cg, llvm::Value* value, bool is_signed);
 
 /// How shfl.sync picks the lane a value comes from.
 enum class WarpShuffle {
@@ -231,6 +235,9 @@ bool emit_atomic_op(KernelCodegen& cg, const ir::Operation& op);
 /// print (vprintf, one line per element) and assert (__assertfail), by each
 /// element's acting copy only.
 bool emit_debug_op(KernelCodegen& cg, const ir::Operation& op);
+/// The fault of integer `op` (div, rem) where a register of its divisor,
+/// `divisors`, is 0: the interpreter's message by vprintf, then __assertfail.
+void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op, const std::vector<llvm::Value*>& divisors);
 
 /// The copies of each element of a value that several registers, lanes or
 /// warps hold (the kernel of its layout; a scalar is held by every thread).

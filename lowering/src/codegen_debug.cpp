@@ -26,7 +26,9 @@
 // interpreter's fault message
 //   kernel NAME: assert failed at FILE:LINE: MESSAGE (program (X, Y, Z), element I)
 // (`element I` for a tile condition, its row-major index) and calls
-// __assertfail, which stops the kernel on a GPU.
+// __assertfail, which stops the kernel on a GPU. Integer div and rem check
+// their divisor the same way (OPS.md: division by zero is a fault), printing
+//   kernel NAME: integer division by zero in div at FILE:LINE: element I of the divisor is 0 (program (X, Y, Z))
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <map>
@@ -204,6 +206,53 @@ void emit_print(KernelCodegen& cg, const ir::Operation& op) {
   }
 }
 
+/// Where a fault message puts the element's index among its arguments.
+enum class ElementIndex { after_program, before_program };
+
+/// For each register of `checked` whose `fails` holds in the element's acting
+/// copy: vprintf `fault_format` with the program ids and, when `checked` is a
+/// tile, the element's row-major index (`order` says which comes first), then
+/// __assertfail(`message`, the op's file and line, the kernel). One branch on
+/// any failure guards it all: a kernel that passes runs one compare per
+/// register and no call.
+void emit_fault_reports(KernelCodegen& cg, const ir::Operation& op, const ir::Value& checked,
+                        const std::vector<llvm::Value*>& fails, const std::string& fault_format,
+                        const std::string& message, ElementIndex order) {
+  DuplicatedElements copies(cg, checked);
+  llvm::IRBuilder<>& b = cg.builder;
+  DevicePrintf device(cg);
+  std::vector<int> registers;
+  llvm::Value* any = nullptr;
+  for (std::size_t reg = 0; reg < fails.size(); ++reg) {
+    if (!copies.register_may_act(static_cast<int>(reg))) continue;
+    registers.push_back(static_cast<int>(reg));
+    any = any ? b.CreateOr(any, fails[reg]) : fails[reg];
+  }
+  if (!any) return;
+  llvm::Value* acts = copies.thread_acts();
+  device.guarded(acts ? b.CreateAnd(acts, any) : any, "fault", [&] {
+    llvm::Value* format = device.string(fault_format, "fault_format");
+    const std::vector<llvm::Value*> assert_arguments = {
+        device.string(message, "fault_message"), device.string(op.loc.file, "fault_file"),
+        b.getInt32(static_cast<std::uint32_t>(op.loc.known() ? op.loc.line : 0)),
+        device.string(cg.fn.name, "fault_function"), b.getInt64(1)};
+    llvm::Type* generic = llvm::PointerType::get(cg.context, 0);
+    llvm::FunctionCallee assert_fail = cg.module.getOrInsertFunction(
+        "__assertfail",
+        llvm::FunctionType::get(b.getVoidTy(), {generic, generic, b.getInt32Ty(), generic, b.getInt64Ty()}, false));
+    for (int reg : registers) {
+      device.guarded(fails[static_cast<std::size_t>(reg)], "fault_element", [&] {
+        std::vector<llvm::Value*> arguments = device.program_ids();
+        if (checked.type.is_tile())
+          arguments.insert(order == ElementIndex::after_program ? arguments.end() : arguments.begin(),
+                           copies.flat_index(reg));
+        device.call(format, arguments);
+        b.CreateCall(assert_fail, assert_arguments);
+      });
+    }
+  });
+}
+
 void emit_assert(KernelCodegen& cg, const ir::Operation& op) {
   const ir::Value& condition = *op.operands[0];
   if (condition.type.is_pointer || condition.type.dtype != ir::DType::i1)
@@ -215,32 +264,11 @@ void emit_assert(KernelCodegen& cg, const ir::Operation& op) {
                             (location.empty() ? std::string() : " at " + escape_percent(location)) + ": " +
                             escape_percent(message) + " (program (%d, %d, %d)" +
                             (condition.type.is_tile() ? ", element %d)\n" : ")\n");
-
-  DuplicatedElements copies(cg, condition);
   const std::vector<llvm::Value*>& holds =
       cg.values_of(condition, static_cast<std::size_t>(cg.register_count(condition)), op);
-  llvm::IRBuilder<>& b = cg.builder;
-  DevicePrintf device(cg);
-  llvm::Value* fault_format = device.string(fault, "assert_format");
-  const std::vector<llvm::Value*> assert_arguments = {
-      device.string(message, "assert_message"), device.string(op.loc.file, "assert_file"),
-      b.getInt32(static_cast<std::uint32_t>(op.loc.known() ? op.loc.line : 0)),
-      device.string(cg.fn.name, "assert_function"), b.getInt64(1)};
-  llvm::Type* generic = llvm::PointerType::get(cg.context, 0);
-  llvm::FunctionCallee assert_fail = cg.module.getOrInsertFunction(
-      "__assertfail",
-      llvm::FunctionType::get(b.getVoidTy(), {generic, generic, b.getInt32Ty(), generic, b.getInt64Ty()}, false));
-  llvm::Value* acts = copies.thread_acts();
-  for (std::size_t reg = 0; reg < holds.size(); ++reg) {
-    if (!copies.register_may_act(static_cast<int>(reg))) continue;
-    llvm::Value* fails = b.CreateNot(holds[reg]);
-    device.guarded(acts ? b.CreateAnd(acts, fails) : fails, "assert", [&] {
-      std::vector<llvm::Value*> arguments = device.program_ids();
-      if (condition.type.is_tile()) arguments.push_back(copies.flat_index(static_cast<int>(reg)));
-      device.call(fault_format, arguments);
-      b.CreateCall(assert_fail, assert_arguments);
-    });
-  }
+  std::vector<llvm::Value*> fails;
+  for (llvm::Value* hold : holds) fails.push_back(cg.builder.CreateNot(hold));
+  emit_fault_reports(cg, op, condition, fails, fault, message, ElementIndex::after_program);
 }
 
 }  // namespace
@@ -251,6 +279,20 @@ bool emit_debug_op(KernelCodegen& cg, const ir::Operation& op) {
     case OpCode::assert: emit_assert(cg, op); return true;
     default: return false;
   }
+}
+
+void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op, const std::vector<llvm::Value*>& divisors) {
+  const ir::Value& divisor = *op.operands[1];
+  const std::string location = ir::to_string(op.loc);
+  const std::string name(ir::op_info(op.code).name);
+  const std::string fault = "kernel " + escape_percent(cg.fn.name) + ": integer division by zero in " + name +
+                            (location.empty() ? std::string() : " at " + escape_percent(location)) + ": element " +
+                            (divisor.type.is_tile() ? "%d" : "0") + " of the divisor is 0 (program (%d, %d, %d))\n";
+  std::vector<llvm::Value*> fails;
+  for (llvm::Value* value : divisors)
+    fails.push_back(cg.builder.CreateICmpEQ(value, llvm::ConstantInt::get(value->getType(), 0)));
+  emit_fault_reports(cg, op, divisor, fails, fault, "integer division by zero in " + name,
+                     ElementIndex::before_program);
 }
 
 }  // namespace kiln::lowering

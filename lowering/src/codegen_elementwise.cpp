@@ -51,11 +51,8 @@ class ElementLowering {
       case OpCode::add: return is_float ? b_.CreateFAdd(x[0], x[1]) : b_.CreateAdd(x[0], x[1]);
       case OpCode::sub: return is_float ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
       case OpCode::mul: return is_float ? b_.CreateFMul(x[0], x[1]) : b_.CreateMul(x[0], x[1]);
-      case OpCode::div:
-        return is_float ? b_.CreateFDiv(x[0], x[1]) : is_signed ? b_.CreateSDiv(x[0], x[1]) : b_.CreateUDiv(x[0], x[1]);
-      case OpCode::rem:
-        if (is_float) return float_remainder(x[0], x[1]);
-        return is_signed ? b_.CreateSRem(x[0], x[1]) : b_.CreateURem(x[0], x[1]);
+      case OpCode::div: return is_float ? b_.CreateFDiv(x[0], x[1]) : integer_division(x[0], x[1], is_signed, false);
+      case OpCode::rem: return is_float ? float_remainder(x[0], x[1]) : integer_division(x[0], x[1], is_signed, true);
       case OpCode::minimum:
         return b_.CreateBinaryIntrinsic(is_float    ? llvm::Intrinsic::minimum
                                         : is_signed ? llvm::Intrinsic::smin
@@ -84,6 +81,28 @@ class ElementLowering {
       case OpCode::bitcast: return bitcast(x[0]);
       default: return math(x[0]);
     }
+  }
+
+  /// Integer div or rem defined for every divisor, so that no LLVM pass may
+  /// exploit the undefined behaviour of sdiv/udiv by 0 or of INT_MIN / -1:
+  /// the division runs on a divisor of 1 where the real one is 0 (the
+  /// kernel has faulted then: emit_division_by_zero_check) or, signed, -1,
+  /// whose results need no division: -a, wrapping (INT_MIN / -1 is INT_MIN,
+  /// OPS.md), and remainder 0. PTX leaves division by zero "unspecified,
+  /// machine-specific", so no device's instruction decides either case.
+  llvm::Value* integer_division(llvm::Value* a, llvm::Value* divisor, bool is_signed, bool remainder) {
+    llvm::Type* type = divisor->getType();
+    llvm::Value* one = llvm::ConstantInt::get(type, 1);
+    llvm::Value* zero = llvm::ConstantInt::get(type, 0);
+    llvm::Value* by_zero = b_.CreateICmpEQ(divisor, zero);
+    if (!is_signed) {
+      llvm::Value* safe = b_.CreateSelect(by_zero, one, divisor);
+      return remainder ? b_.CreateURem(a, safe) : b_.CreateUDiv(a, safe);
+    }
+    llvm::Value* by_minus_one = b_.CreateICmpEQ(divisor, llvm::ConstantInt::getAllOnesValue(type));
+    llvm::Value* safe = b_.CreateSelect(b_.CreateOr(by_zero, by_minus_one), one, divisor);
+    llvm::Value* divided = remainder ? b_.CreateSRem(a, safe) : b_.CreateSDiv(a, safe);
+    return b_.CreateSelect(by_minus_one, remainder ? zero : b_.CreateSub(zero, a), divided);
   }
 
   llvm::Value* shift_left(llvm::Value* value, llvm::Value* amount) {
@@ -161,6 +180,8 @@ class ElementLowering {
     if (from_float)
       return b_.CreateIntrinsic(ir::is_signed_int(to.dtype) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
                                 {target, x->getType()}, {x});
+    if (to_float && to.dtype == DType::bf16 && x->getType()->getIntegerBitWidth() > 24)
+      return b_.CreateFPTrunc(integer_round_to_odd_float(cg_, x, ir::is_signed_int(source)), target);
     if (to_float) return ir::is_signed_int(source) ? b_.CreateSIToFP(x, target) : b_.CreateUIToFP(x, target);
     return b_.CreateIntCast(x, target, ir::is_signed_int(source));
   }
@@ -314,6 +335,11 @@ bool emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op) {
   const int count = cg.register_count(result);
   std::vector<const std::vector<llvm::Value*>*> operands;
   for (const ir::Value* operand : op.operands) operands.push_back(&cg.values_of(*operand, count, op));
+  const ir::Type& divisor = op.operands.back()->type;
+  if ((op.code == OpCode::div || op.code == OpCode::rem) && !ir::is_float(divisor.dtype)) {
+    const std::vector<llvm::Value*>& divisors = *operands.back();
+    emit_division_by_zero_check(cg, op, divisor.is_tile() ? divisors : std::vector<llvm::Value*>{divisors.front()});
+  }
   ElementLowering lowering(cg, op);
   std::vector<llvm::Value*> values;
   std::vector<llvm::Value*> elements(operands.size());

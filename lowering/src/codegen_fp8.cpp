@@ -131,4 +131,23 @@ llvm::Value* round_to_odd_float(KernelCodegen& cg, llvm::Value* value) {
   return b.CreateSelect(keep, nearest, odd);
 }
 
+llvm::Value* integer_round_to_odd_float(KernelCodegen& cg, llvm::Value* value, bool is_signed) {
+  llvm::IRBuilder<>& b = cg.builder;
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Value* wide = b.CreateIntCast(value, i64, is_signed);
+  llvm::Value* negative = is_signed ? b.CreateICmpSLT(wide, b.getInt64(0)) : b.getFalse();
+  llvm::Value* magnitude = b.CreateSelect(negative, b.CreateSub(b.getInt64(0), wide), wide);
+  // Keep the top 24 significant bits, the bits below them folded into a
+  // sticky lowest kept bit; then the conversion to f32 is exact.
+  llvm::Value* leading_zeros = b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, magnitude, b.getTrue());
+  llvm::Value* drop = b.CreateSelect(b.CreateICmpULT(magnitude, b.getInt64(1ull << 24)), b.getInt64(0),
+                                     b.CreateSub(b.getInt64(40), leading_zeros));
+  llvm::Value* dropped_mask = b.CreateSub(b.CreateShl(b.getInt64(1), drop), b.getInt64(1));
+  llvm::Value* sticky = b.CreateICmpNE(b.CreateAnd(magnitude, dropped_mask), b.getInt64(0));
+  llvm::Value* kept = b.CreateOr(b.CreateAnd(magnitude, b.CreateNot(dropped_mask)),
+                                 b.CreateShl(b.CreateZExt(sticky, i64), drop));
+  llvm::Value* rounded = b.CreateUIToFP(kept, b.getFloatTy());
+  return b.CreateSelect(negative, b.CreateFNeg(rounded), rounded);
+}
+
 }  // namespace kiln::lowering

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cta_scheduler.hpp"
+#include "floating_point_mode.hpp"
 #include "jit.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "retarget_module.hpp"
@@ -52,6 +53,7 @@ class EmulatedKernel final : public CompiledKernel {
     std::exception_ptr first_error;
     LaunchStats stats;
     auto work = [&] {
+      const FloatingPointMode mode;
       try {
         CtaScheduler scheduler(context, code_->entry(), words.data());
         while (!stop.load(std::memory_order_relaxed)) {
@@ -107,18 +109,19 @@ KernelDescription describe(const ir::Function& fn, int num_warps) {
 
 }  // namespace
 
-std::unique_ptr<CompiledKernel> compile_for_emu(const Program& program) {
+std::unique_ptr<CompiledKernel> compile_for_emu(const Program& program, const EmuMachine& machine) {
   lowering::GpuTarget target;
   target.arch = kEmulatedArch;
   target.num_warps = program.options().num_warps;
   lowering::LoweringOptions options;
   options.stop_after = "codegen";
   const lowering::GpuKernel gpu = lowering::compile_for_gpu(program.optimized(), target, options);
-  return compile_llvm_ir_for_emu(gpu.llvm_ir, gpu.name, program.optimized(), target.num_warps);
+  return compile_llvm_ir_for_emu(gpu.llvm_ir, gpu.name, program.optimized(), target.num_warps, machine);
 }
 
 std::unique_ptr<CompiledKernel> compile_llvm_ir_for_emu(const std::string& llvm_ir, const std::string& function,
-                                                        const ir::Function& kernel, int num_warps) {
+                                                        const ir::Function& kernel, int num_warps,
+                                                        const EmuMachine& machine) {
   auto context = std::make_unique<llvm::LLVMContext>();
   llvm::SMDiagnostic diagnostic;
   std::unique_ptr<llvm::Module> module = llvm::parseIR(llvm::MemoryBufferRef(llvm_ir, function), diagnostic, *context);
@@ -128,7 +131,7 @@ std::unique_ptr<CompiledKernel> compile_llvm_ir_for_emu(const std::string& llvm_
   KernelDescription description = describe(kernel, num_warps);
   const HostTarget host = host_target();
   retarget_module(*module, function, host.triple, host.layout, description);
-  auto code = std::make_unique<JitCode>(std::move(context), std::move(module));
+  auto code = std::make_unique<JitCode>(std::move(context), std::move(module), machine);
   return std::make_unique<EmulatedKernel>(std::move(description), std::move(code));
 }
 

@@ -1,8 +1,10 @@
 // The hooks: thread and program indices, barriers, fences, warp shuffles and
 // votes, mma.sync, NVVM math, libdevice's __nv_* on host libm, vprintf,
 // __assertfail, shared memory, the global access check, and the f16/bf16
-// conversions the host backend calls. Each is `extern "C"` and never throws: a failure ends the
-// running program through CtaScheduler::fault.
+// conversions and fused multiply-adds narrow_floats.cpp makes explicit (on
+// 16-bit patterns in 32-bit integers, the interpreter's rounding rules:
+// kiln/ir/numeric.hpp, kiln/ir/rounding.hpp). Each is `extern "C"` and never
+// throws: a failure ends the running program through CtaScheduler::fault.
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -10,8 +12,11 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <numbers>
 
 #include "cta_scheduler.hpp"
+#include "kiln/ir/numeric.hpp"
+#include "kiln/ir/rounding.hpp"
 #include "hooks.hpp"
 
 namespace kiln::runtime::emu {
@@ -23,31 +28,31 @@ CtaScheduler& scheduler() { return CtaScheduler::current(); }
 std::uint32_t float_bits(float value) { return std::bit_cast<std::uint32_t>(value); }
 float bits_float(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 
-/// f32 to bf16 bits, rounding to nearest even. A NaN keeps its top bits: the
-/// host backend widens bf16 to f32 and back around operations that only move
-/// bits (a bitcast to i16), which must not quiet a signalling NaN; a NaN
-/// whose payload lies only in the low bits gets the quiet bit.
-std::uint16_t bfloat16_bits(float value) {
-  const std::uint32_t bits = float_bits(value);
-  if (std::isnan(value)) {
-    const auto top = static_cast<std::uint16_t>(bits >> 16);
-    return (top & 0x7f) != 0 ? top : static_cast<std::uint16_t>(top | 0x40);
+/// log2 `x` from exact parts: x = m 2^e with m in [sqrt(1/2), sqrt(2)), so
+/// log2 x = e + log1p(m - 1) / ln 2 with m - 1 exact (a few ulp of f64).
+double host_independent_log2(double x) {
+  if (!(x > 0) || std::isinf(x)) return std::log2(x);  // NaN, +-0, negative, infinity: exact special values
+  int exponent = 0;
+  double mantissa = std::frexp(x, &exponent);
+  if (mantissa < std::numbers::sqrt2 / 2) {
+    mantissa *= 2;
+    --exponent;
   }
-  const std::uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
-  return static_cast<std::uint16_t>((bits + rounding) >> 16);
+  return exponent + std::log1p(mantissa - 1) / std::numbers::ln2;
 }
 
-/// f64 to f32 rounding to odd: a second rounding (to bf16) then rounds as one
-/// rounding of the double would.
-float round_to_odd_float(double value) {
-  float rounded = static_cast<float>(value);
-  if (!std::isfinite(value) || static_cast<double>(rounded) == value) return rounded;
-  if (std::fabs(static_cast<double>(rounded)) > std::fabs(value)) rounded = std::nextafter(rounded, 0.0f);
-  return bits_float(float_bits(rounded) | 1u);
+/// atom.add on the f16 or bf16 (`Narrow`) at `address`: the sum rounded once
+/// from f32, by a compare-and-swap loop (other host threads run programs
+/// too); the old pattern comes back.
+template <class Narrow>
+std::uint32_t atomic_add(std::uint16_t* address, std::uint32_t value) {
+  std::atomic_ref<std::uint16_t> word(*address);
+  std::uint16_t old = word.load();
+  const float addend = Narrow::from_bits(static_cast<std::uint16_t>(value));
+  while (!word.compare_exchange_weak(old, Narrow(static_cast<float>(Narrow::from_bits(old)) + addend).bits)) {
+  }
+  return old;
 }
-
-/// A 16-bit pattern returned the way the host ABI returns half and bfloat (in an XMM register).
-_Float16 as_returned_half(std::uint16_t bits) { return std::bit_cast<_Float16>(bits); }
 
 std::string place(const char* file, unsigned line) {
   if (!file || !*file) return "";
@@ -153,11 +158,13 @@ KILN_EMU_MMA(m16n8k8_tf32, kiln::runtime::emu::MmaInput::tf32)
 #undef KILN_EMU_MMA
 
 // NVVM math: the approximations computed exactly by the host (within their
-// documented error of the GPU's results).
-float kiln_emu_ex2_f32(float x) { return std::exp2(x); }
+// documented error of the GPU's results). ex2 and lg2, in every softmax,
+// use glibc routines that are one build on every host: glibc picks exp2f,
+// log2f and log2 by the CPU (FMA or not), exp2 and log1p it does not.
+float kiln_emu_ex2_f32(float x) { return static_cast<float>(std::exp2(static_cast<double>(x))); }
 double kiln_emu_ex2_f64(double x) { return std::exp2(x); }
-float kiln_emu_lg2_f32(float x) { return std::log2(x); }
-double kiln_emu_lg2_f64(double x) { return std::log2(x); }
+float kiln_emu_lg2_f32(float x) { return static_cast<float>(kiln::runtime::emu::host_independent_log2(x)); }
+double kiln_emu_lg2_f64(double x) { return kiln::runtime::emu::host_independent_log2(x); }
 float kiln_emu_sin_f32(float x) { return std::sin(x); }
 float kiln_emu_cos_f32(float x) { return std::cos(x); }
 float kiln_emu_sqrt_f32(float x) { return std::sqrt(x); }
@@ -251,16 +258,32 @@ void kiln_emu_check_global_access(const void* address, std::uint64_t bytes, std:
   kiln::runtime::emu::check_global_access(reinterpret_cast<std::uintptr_t>(address), bytes, site);
 }
 
-// Conversions the host backend calls for half and bfloat16 (libgcc 12 has no bf16 ones).
-float kiln_emu_extendhfsf2(_Float16 x) { return static_cast<float>(x); }
-_Float16 kiln_emu_truncsfhf2(float x) { return static_cast<_Float16>(x); }
-_Float16 kiln_emu_truncdfhf2(double x) { return static_cast<_Float16>(x); }
-_Float16 kiln_emu_truncsfbf2(float x) {
-  return kiln::runtime::emu::as_returned_half(kiln::runtime::emu::bfloat16_bits(x));
+// f16 and bf16, as 16-bit patterns: conversions and fused multiply-add.
+float kiln_emu_f16_to_f32(std::uint32_t bits) { return kiln::half::from_bits(static_cast<std::uint16_t>(bits)); }
+float kiln_emu_bf16_to_f32(std::uint32_t bits) { return kiln::bfloat16::from_bits(static_cast<std::uint16_t>(bits)); }
+std::uint32_t kiln_emu_f32_to_f16(float x) { return kiln::half(x).bits; }
+std::uint32_t kiln_emu_f32_to_bf16(float x) { return kiln::bfloat16(x).bits; }
+std::uint32_t kiln_emu_f64_to_f16(double x) { return kiln::half(kiln::round_to_odd_float(x)).bits; }
+std::uint32_t kiln_emu_f64_to_bf16(double x) { return kiln::bfloat16(kiln::round_to_odd_float(x)).bits; }
+std::uint32_t kiln_emu_i64_to_f16(std::int64_t x) { return kiln::half(kiln::round_to_odd_float(x)).bits; }
+std::uint32_t kiln_emu_i64_to_bf16(std::int64_t x) { return kiln::bfloat16(kiln::round_to_odd_float(x)).bits; }
+std::uint32_t kiln_emu_u64_to_f16(std::uint64_t x) { return kiln::half(kiln::round_to_odd_float(x)).bits; }
+std::uint32_t kiln_emu_u64_to_bf16(std::uint64_t x) { return kiln::bfloat16(kiln::round_to_odd_float(x)).bits; }
+std::uint32_t kiln_emu_atomic_add_f16(std::uint16_t* address, std::uint32_t value) {
+  return kiln::runtime::emu::atomic_add<kiln::half>(address, value);
 }
-_Float16 kiln_emu_truncdfbf2(double x) {
-  return kiln::runtime::emu::as_returned_half(
-      kiln::runtime::emu::bfloat16_bits(kiln::runtime::emu::round_to_odd_float(x)));
+std::uint32_t kiln_emu_atomic_add_bf16(std::uint16_t* address, std::uint32_t value) {
+  return kiln::runtime::emu::atomic_add<kiln::bfloat16>(address, value);
+}
+std::uint32_t kiln_emu_fma_f16(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  return kiln::half(kiln::fused_multiply_add_to_odd(kiln_emu_f16_to_f32(a), kiln_emu_f16_to_f32(b),
+                                                     kiln_emu_f16_to_f32(c)))
+      .bits;
+}
+std::uint32_t kiln_emu_fma_bf16(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  return kiln::bfloat16(kiln::fused_multiply_add_to_odd(kiln_emu_bf16_to_f32(a), kiln_emu_bf16_to_f32(b),
+                                                         kiln_emu_bf16_to_f32(c)))
+      .bits;
 }
 
 }  // extern "C"
@@ -381,11 +404,20 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("__assertfail", kiln_emu_assertfail),
     KILN_EMU_HOOK("", kiln_emu_shared_memory),
     KILN_EMU_HOOK("", kiln_emu_check_global_access),
-    Hook{"", "__extendhfsf2", reinterpret_cast<void*>(&kiln_emu_extendhfsf2)},
-    Hook{"", "__truncsfhf2", reinterpret_cast<void*>(&kiln_emu_truncsfhf2)},
-    Hook{"", "__truncdfhf2", reinterpret_cast<void*>(&kiln_emu_truncdfhf2)},
-    Hook{"", "__truncsfbf2", reinterpret_cast<void*>(&kiln_emu_truncsfbf2)},
-    Hook{"", "__truncdfbf2", reinterpret_cast<void*>(&kiln_emu_truncdfbf2)},
+    KILN_EMU_HOOK("", kiln_emu_f16_to_f32),
+    KILN_EMU_HOOK("", kiln_emu_bf16_to_f32),
+    KILN_EMU_HOOK("", kiln_emu_f32_to_f16),
+    KILN_EMU_HOOK("", kiln_emu_f32_to_bf16),
+    KILN_EMU_HOOK("", kiln_emu_f64_to_f16),
+    KILN_EMU_HOOK("", kiln_emu_f64_to_bf16),
+    KILN_EMU_HOOK("", kiln_emu_i64_to_f16),
+    KILN_EMU_HOOK("", kiln_emu_i64_to_bf16),
+    KILN_EMU_HOOK("", kiln_emu_u64_to_f16),
+    KILN_EMU_HOOK("", kiln_emu_u64_to_bf16),
+    KILN_EMU_HOOK("", kiln_emu_atomic_add_f16),
+    KILN_EMU_HOOK("", kiln_emu_atomic_add_bf16),
+    KILN_EMU_HOOK("", kiln_emu_fma_f16),
+    KILN_EMU_HOOK("", kiln_emu_fma_bf16),
 };
 
 }  // namespace
@@ -397,6 +429,12 @@ const Hook* find_hook(std::string_view name) {
   for (const Hook& hook : kHooks)
     if (hook.replaces == name) return &hook;
   return nullptr;
+}
+
+bool is_hook_symbol(std::string_view name) {
+  for (const Hook& hook : kHooks)
+    if (hook.symbol == name) return true;
+  return false;
 }
 
 }  // namespace kiln::runtime::emu

@@ -29,6 +29,8 @@ struct Hook {
 std::span<const Hook> hook_table();
 /// The hook replacing intrinsic or external function `name`; null when none does.
 const Hook* find_hook(std::string_view name);
+/// Whether `name` is a hook's own symbol, which retargeted code calls directly.
+bool is_hook_symbol(std::string_view name);
 
 /// `ptr addrspace(3) kiln_emu_shared_memory()`: the running program's shared memory.
 inline constexpr std::string_view kSharedMemoryHook = "kiln_emu_shared_memory";

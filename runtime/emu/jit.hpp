@@ -1,5 +1,5 @@
-// The emu's compiler for the host: LLVM's ORC JIT (LLJIT) for this machine's
-// CPU (see jit.cpp for the optimisation level).
+// The emu's compiler for the host: LLVM's ORC JIT (LLJIT) for a fixed x86-64
+// machine (emu_machine(); see jit.cpp for the optimisation level).
 #pragma once
 
 #include <llvm/IR/DataLayout.h>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernel_description.hpp"
+#include "kiln/runtime/emu_machine.hpp"
 
 namespace llvm {
 class LLVMContext;
@@ -19,7 +20,7 @@ class LLJIT;
 
 namespace kiln::runtime::emu {
 
-/// What the JIT compiles for: this machine's triple and data layout.
+/// What the JIT compiles for: this process's x86-64 triple and its data layout.
 struct HostTarget {
   std::string triple;
   llvm::DataLayout layout;
@@ -30,10 +31,11 @@ HostTarget host_target();
 /// lives as long as this object.
 class JitCode {
  public:
-  /// Compiles `module` for the host and finds its entry
+  /// Compiles `module` for `machine` and finds its entry
   /// (retarget_module's kEntryFunction). Throws std::runtime_error with
   /// LLVM's message when that fails.
-  JitCode(std::unique_ptr<llvm::LLVMContext> context, std::unique_ptr<llvm::Module> module);
+  JitCode(std::unique_ptr<llvm::LLVMContext> context, std::unique_ptr<llvm::Module> module,
+          const EmuMachine& machine);
   ~JitCode();
   JitCode(const JitCode&) = delete;
   JitCode& operator=(const JitCode&) = delete;

@@ -8,7 +8,8 @@
 // kiln_emu_check_global_access call before each global (addrspace 1) load,
 // store, atomic and cp.async; each call of
 // an NVVM intrinsic or external GPU function becomes a call of its hook
-// (i1 passed as i32); and an entry taking the arguments as 64-bit words.
+// (i1 passed as i32); f16 and bf16 become 16-bit integers, their arithmetic
+// hook calls (narrow_floats.cpp); and an entry taking the arguments as 64-bit words.
 #include "retarget_module.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
@@ -23,6 +24,7 @@
 #include <map>
 
 #include "hooks.hpp"
+#include "narrow_floats.hpp"
 #include "kiln/lowering/compile.hpp"
 
 namespace kiln::runtime::emu {
@@ -333,7 +335,7 @@ void call_hooks(llvm::Module& module, const KernelDescription& kernel) {
     if (function.isDeclaration() && !function.use_empty()) declarations.push_back(&function);
   for (llvm::Function* callee : declarations) {
     const std::string name = callee->getName().str();
-    if (name == kSharedMemoryHook || name == kGlobalAccessHook) continue;
+    if (is_hook_symbol(name)) continue;
     if (callee->isIntrinsic() && !name.starts_with("llvm.nvvm.")) continue;  // target-independent: the host lowers it
     const Hook* hook = find_hook(name);
     if (!hook) fail(kernel, "no host hook for " + name + " (add one to runtime/emu/hooks.cpp)");
@@ -392,7 +394,8 @@ void retarget_module(llvm::Module& module, const std::string& kernel_function, c
   lower_scoped_atomics(module);
   check_global_accesses(module, kernel);
   call_hooks(module, kernel);
-  add_entry(module, *function);
+  lower_narrow_floats_to_integers(module, kernel);
+  add_entry(module, *module.getFunction(kernel_function));
   std::string problems;
   llvm::raw_string_ostream stream(problems);
   if (llvm::verifyModule(module, &stream)) fail(kernel, "the retargeted module is invalid: " + problems);

@@ -7,6 +7,7 @@
 
 #include "cta_scheduler.hpp"
 #include "hooks.hpp"
+#include "kiln/ir/numeric.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -24,10 +25,8 @@ struct MmaLane {
   float* d;
 };
 
-float bfloat16_value(std::uint32_t bits) { return std::bit_cast<float>((bits & 0xffffu) << 16); }
-float half_value(std::uint32_t bits) {
-  return static_cast<float>(std::bit_cast<_Float16>(static_cast<std::uint16_t>(bits & 0xffffu)));
-}
+float bfloat16_value(std::uint32_t bits) { return kiln::bfloat16::from_bits(static_cast<std::uint16_t>(bits)); }
+float half_value(std::uint32_t bits) { return kiln::half::from_bits(static_cast<std::uint16_t>(bits)); }
 /// tf32 keeps the sign, exponent and 10 mantissa bits of an f32 register.
 float tf32_value(std::uint32_t bits) { return std::bit_cast<float>(bits & 0xffffe000u); }
 

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "element.hpp"
+#include "kiln/ir/rounding.hpp"
 
 namespace kiln::runtime::interp::ops {
 
@@ -216,9 +217,16 @@ KILN_MATH(Floor, std::floor(x))
 KILN_MATH(Ceil, std::ceil(x))
 #undef KILN_MATH
 
+/// One rounding into f16 and bf16 (computed in f32): rounded to odd into f32
+/// first, so that storing rounds as fma.rn.f16/bf16 does. fp8 rounds twice,
+/// as the code generator's f32 fma does.
 struct Fma {
   template <class E> static constexpr bool valid = floating<E>;
-  template <class E> static C<E> apply(C<E> a, C<E> b, C<E> c) { return std::fma(a, b, c); }
+  template <class E> static C<E> apply(C<E> a, C<E> b, C<E> c) {
+    if constexpr (std::is_same_v<typename E::S, half> || std::is_same_v<typename E::S, bfloat16>)
+      return fused_multiply_add_to_odd(a, b, c);
+    else return std::fma(a, b, c);
+  }
 };
 
 }  // namespace kiln::runtime::interp::ops

@@ -9,31 +9,9 @@
 #include <limits>
 
 #include "element.hpp"
+#include "kiln/ir/rounding.hpp"
 
 namespace kiln::runtime::interp {
-
-/// Rounds `d` to f32 toward zero and sets the last bit when inexact (round to
-/// odd): rounding that to a narrower float then gives the correctly rounded
-/// result, which going through a round-to-nearest f32 would not.
-inline float round_to_odd_float(double d) {
-  float f = static_cast<float>(d);
-  if (std::isnan(d) || static_cast<double>(f) == d) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
-  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
-}
-
-/// The same for a 64-bit integer magnitude, exactly.
-template <class I>
-float round_to_odd_float_int(I value) {
-  bool negative = false;
-  if constexpr (std::is_signed_v<I>) negative = value < 0;
-  const std::uint64_t magnitude = negative ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
-  if (magnitude < (1ull << 24)) return negative ? -static_cast<float>(magnitude) : static_cast<float>(magnitude);
-  const int drop = 64 - std::countl_zero(magnitude) - 24;
-  const bool sticky = (magnitude & ((1ull << drop) - 1)) != 0;
-  const float kept = std::ldexp(static_cast<float>((magnitude >> drop) | (sticky ? 1u : 0u)), drop);
-  return negative ? -kept : kept;
-}
 
 /// Truncates a float toward zero into integer `T`, saturating; NaN gives 0.
 template <class T>
@@ -65,7 +43,7 @@ typename To::S convert(typename From::S x) {
     } else if constexpr (From::is_float) {
       return S(round_to_odd_float(x));
     } else {
-      return S(round_to_odd_float_int(From::load(x)));
+      return S(round_to_odd_float(From::load(x)));
     }
   } else if constexpr (From::is_float) {
     return saturate_to_int<S>(static_cast<double>(From::load(x)));

@@ -19,6 +19,8 @@ kiln_cli_test(json 0 "^\\{.*\"check_error\":[0-9.e-]+.*\"device\":\"cpu\".*\"dty
   run vector_add --n 1000 --check --bench --json)
 kiln_cli_test(list 0 "vector_add .*params: --n [0-9]+.*softmax .*params: --rows [0-9]+ --cols [0-9]+" list)
 kiln_cli_test(info 0 "kiln [0-9.]+\nLLVM 19[.0-9]+.*devices: cpu" info)
+# The emu's fixed JIT target and floating-point mode, never the host's own CPU.
+kiln_cli_test(info_emu_machine 0 "\nemu: compiles for x86-64 \\(-f16c,-fma,[^\n]*-avx512bf16[^\n]*\\), floating point: round to nearest even, subnormals kept \\(MXCSR 0x1f80: no FTZ, no DAZ; x87 control word 0x037f\\), no FMA contraction\n" info)
 kiln_cli_test(version 0 "kiln [0-9]+\\.[0-9]+\\.[0-9]+" --version)
 kiln_cli_test(dump_opt 0 "kernel @softmax\\(%0: ptr<f32>, %1: ptr<f32>, %2: i32, %3: i32, %4: i32\\) \\{.*reduce.*for" dump softmax --stage opt)
 kiln_cli_test(dump_locations 0 "loc\\(\"[^\"]*softmax.hpp\":[0-9]+\\)" dump softmax --stage ir --locations)
