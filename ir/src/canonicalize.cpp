@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "kiln/ir/integer_arithmetic.hpp"
 #include "kiln/ir/numeric.hpp"
 #include "kiln/ir/rounding.hpp"
 #include "kiln/ir/passes.hpp"
@@ -17,23 +18,6 @@ namespace {
 using passes::ValueReplacements;
 
 // ---- Constant values -----------------------------------------------------------
-
-/// `bits` truncated to the dtype's width, sign- or zero-extended back to 64 bits.
-std::int64_t wrap(DType t, std::uint64_t bits) {
-  const int width = dtype_bits(t);
-  if (width == 64) return static_cast<std::int64_t>(bits);
-  const std::uint64_t mask = (std::uint64_t{1} << width) - 1;
-  bits &= mask;
-  if (is_signed_int(t) && ((bits >> (width - 1)) & 1)) bits |= ~mask;
-  return static_cast<std::int64_t>(bits);
-}
-
-/// The dtype's bits of `v` as an unsigned number.
-std::uint64_t unsigned_bits(DType t, std::int64_t v) {
-  const int width = dtype_bits(t);
-  const auto bits = static_cast<std::uint64_t>(v);
-  return width == 64 ? bits : bits & ((std::uint64_t{1} << width) - 1);
-}
 
 /// `x` rounded to the nearest value of the float dtype.
 double round_to(DType t, double x) {
@@ -83,38 +67,6 @@ std::optional<double> float_constant(const Value* v) {
 
 // ---- Folding -------------------------------------------------------------------
 
-std::optional<std::int64_t> fold_int_binary(OpCode code, DType t, std::int64_t a, std::int64_t b) {
-  const bool is_signed = is_signed_int(t);
-  const int width = dtype_bits(t);
-  const std::uint64_t ua = unsigned_bits(t, a), ub = unsigned_bits(t, b);
-  // Division by zero faults and the signed MIN / -1 overflows: both are left to run time.
-  const bool bad_division = b == 0 || (is_signed && b == -1 && a == wrap(t, std::uint64_t{1} << (width - 1)));
-  switch (code) {
-    case OpCode::add: return wrap(t, ua + ub);
-    case OpCode::sub: return wrap(t, ua - ub);
-    case OpCode::mul: return wrap(t, ua * ub);
-    case OpCode::div:
-      if (bad_division) return std::nullopt;
-      return is_signed ? wrap(t, static_cast<std::uint64_t>(a / b)) : wrap(t, ua / ub);
-    case OpCode::rem:
-      if (bad_division) return std::nullopt;
-      return is_signed ? wrap(t, static_cast<std::uint64_t>(a % b)) : wrap(t, ua % ub);
-    case OpCode::minimum: return (is_signed ? a < b : ua < ub) ? a : b;
-    case OpCode::maximum: return (is_signed ? a > b : ua > ub) ? a : b;
-    case OpCode::and_: return wrap(t, ua & ub);
-    case OpCode::or_: return wrap(t, ua | ub);
-    case OpCode::xor_: return wrap(t, ua ^ ub);
-    case OpCode::shl: return ub >= static_cast<std::uint64_t>(width) ? 0 : wrap(t, ua << ub);
-    case OpCode::shr:
-      if (is_signed) return ub >= static_cast<std::uint64_t>(width) ? (a < 0 ? -1 : 0) : a >> ub;
-      return ub >= static_cast<std::uint64_t>(width) ? 0 : wrap(t, ua >> ub);
-    case OpCode::umulhi:
-      if (width == 64) return wrap(t, static_cast<std::uint64_t>((static_cast<unsigned __int128>(ua) * ub) >> 64));
-      return wrap(t, (ua * ub) >> width);
-    default: return std::nullopt;
-  }
-}
-
 std::optional<double> fold_float_binary(OpCode code, DType t, double a, double b) {
   switch (code) {
     case OpCode::add: return round_to(t, a + b);
@@ -132,25 +84,26 @@ std::optional<double> fold_float_binary(OpCode code, DType t, double a, double b
   }
 }
 
-std::optional<bool> compare(const std::string& pred, auto a, auto b) {
-  if (pred == "eq") return a == b;
-  if (pred == "ne") return a != b;
-  if (pred == "lt") return a < b;
-  if (pred == "le") return a <= b;
-  if (pred == "gt") return a > b;
-  if (pred == "ge") return a >= b;
-  return std::nullopt;
+bool compare(Predicate pred, double a, double b) {
+  switch (pred) {
+    case Predicate::eq: return a == b;
+    case Predicate::ne: return a != b;
+    case Predicate::lt: return a < b;
+    case Predicate::le: return a <= b;
+    case Predicate::gt: return a > b;
+    case Predicate::ge: return a >= b;
+  }
+  return false;
 }
 
 std::optional<bool> fold_cmp(const Operation& op) {
   const Value* a = op.operands[0];
   const Value* b = op.operands[1];
-  const std::string& pred = op.symbol_attribute("pred");
-  if (auto ia = int_constant(a), ib = int_constant(b); ia && ib) {
-    if (is_signed_int(a->type.dtype)) return compare(pred, *ia, *ib);
-    return compare(pred, unsigned_bits(a->type.dtype, *ia), unsigned_bits(a->type.dtype, *ib));
-  }
-  if (auto fa = float_constant(a), fb = float_constant(b); fa && fb) return compare(pred, *fa, *fb);
+  const std::optional<Predicate> pred = attribute_enum<Predicate>(op);
+  if (!pred) return std::nullopt;
+  if (auto ia = int_constant(a), ib = int_constant(b); ia && ib)
+    return fold_integer_compare(*pred, a->type.dtype, *ia, *ib);
+  if (auto fa = float_constant(a), fb = float_constant(b); fa && fb) return compare(*pred, *fa, *fb);
   return std::nullopt;
 }
 
@@ -219,7 +172,7 @@ std::optional<Attribute> fold(const Operation& op) {
     case OpCode::shl: case OpCode::shr: case OpCode::umulhi: {
       const DType t = op.result()->type.dtype;
       if (auto a = int_constant(op.operands[0]), b = int_constant(op.operands[1]); a && b)
-        if (auto r = fold_int_binary(op.code, t, *a, *b)) return Attribute(*r);
+        if (auto r = fold_integer_binary(op.code, t, *a, *b)) return Attribute(*r);
       if (auto a = float_constant(op.operands[0]), b = float_constant(op.operands[1]); a && b)
         if (auto r = fold_float_binary(op.code, t, *a, *b)) return Attribute(*r);
       return std::nullopt;

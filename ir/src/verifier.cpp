@@ -10,6 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "kiln/ir/attribute_enums.hpp"
+
 namespace kiln::ir {
 
 namespace {
@@ -48,11 +50,14 @@ void string_attr(const Operation& op, std::string_view key) {
     fail(op, "attribute '" + std::string(key) + "' must be a string");
 }
 
-void symbol_attr(const Operation& op, std::string_view key, std::initializer_list<std::string_view> allowed) {
+/// `op`'s attribute of enum E is one of its symbols (attribute_enums.hpp).
+template <class E>
+void enum_attr(const Operation& op) {
+  const std::string_view key = AttributeEnum<E>::key;
   const auto* symbol = std::get_if<Symbol>(op.find_attribute(key));
-  if (symbol && std::find(allowed.begin(), allowed.end(), symbol->name) != allowed.end()) return;
+  if (symbol && parse_symbol<E>(symbol->name)) return;
   std::string choices;
-  for (std::string_view a : allowed) choices += (choices.empty() ? "" : " ") + std::string(a);
+  for (std::string_view a : AttributeEnum<E>::symbols) choices += (choices.empty() ? "" : " ") + std::string(a);
   fail(op, "attribute '" + std::string(key) + "' must be one of: " + choices +
                (symbol ? "; got '" + symbol->name + "'" : ""));
 }
@@ -264,7 +269,7 @@ void verify_cmp(const Operation& op) {
   const Value* b = op.operands[1];
   if (a->type != b->type) fail(op, "operand types differ", {a, b});
   expect_type(op, op.result(), bool_like(a->type), "result");
-  symbol_attr(op, "pred", {"eq", "ne", "lt", "le", "gt", "ge"});
+  enum_attr<Predicate>(op);
 }
 
 void verify_select(const Operation& op) {
@@ -304,8 +309,8 @@ void verify_addptr(const Operation& op) {
 }
 
 void verify_memory_attributes(const Operation& op) {
-  symbol_attr(op, "cache", {"none", "ca", "cg", "cs", "cv"});
-  symbol_attr(op, "evict", {"none", "first", "last"});
+  enum_attr<Cache>(op);
+  enum_attr<Evict>(op);
 }
 
 void verify_load(const Operation& op) {
@@ -328,8 +333,8 @@ void verify_store(const Operation& op) {
 }
 
 void verify_atomic_attributes(const Operation& op) {
-  symbol_attr(op, "order", {"relaxed", "acquire", "release", "acq_rel"});
-  symbol_attr(op, "scope", {"cta", "gpu", "sys"});
+  enum_attr<MemoryOrder>(op);
+  enum_attr<Scope>(op);
 }
 
 void verify_atomic_rmw(const Operation& op) {
@@ -339,10 +344,11 @@ void verify_atomic_rmw(const Operation& op) {
   expect_type(op, op.operands[1], pointee(p->type), "value");
   if (op.operands.size() > 2) expect_type(op, op.operands[2], bool_like(p->type), "mask");
   expect_type(op, op.result(), pointee(p->type), "result");
-  symbol_attr(op, "kind", {"add", "max", "min", "and", "or", "xor", "xchg"});
-  const std::string& kind = std::get<Symbol>(*op.find_attribute("kind")).name;
-  if ((kind == "and" || kind == "or" || kind == "xor") && !is_integer(p->type.dtype))
-    fail(op, "kind '" + kind + "' needs an integer pointee", {p});
+  enum_attr<AtomicKind>(op);
+  const AtomicKind kind = *attribute_enum<AtomicKind>(op);
+  const bool bitwise = kind == AtomicKind::bit_and || kind == AtomicKind::bit_or || kind == AtomicKind::bit_xor;
+  if (bitwise && !is_integer(p->type.dtype))
+    fail(op, "kind '" + std::string(symbol_of(kind)) + "' needs an integer pointee", {p});
   verify_atomic_attributes(op);
 }
 
@@ -374,7 +380,7 @@ void verify_dot(const Operation& op) {
   }
   expect_type(op, acc, Type::tile(accumulate, {a->type.shape[0], b->type.shape[1]}), "accumulator");
   expect_type(op, op.result(), acc->type, "result");
-  symbol_attr(op, "precision", {"ieee", "tf32", "tf32x3"});
+  enum_attr<Precision>(op);
 }
 
 /// reduce and scan: n tiles of one shape, a combine region over their elements.

@@ -24,7 +24,6 @@ using ir::OpCode;
 using ir::Operation;
 using ir::Value;
 
-constexpr int kLanesPerWarp = 32;
 
 /// Ops whose tile operands and results of one shape are combined element by
 /// element; the others (shape changes, dot, reductions, regions) separate classes.
@@ -109,7 +108,7 @@ const LinearLayout* LayoutMap::find(const ir::Value& value) const {
 
 const LinearLayout& LayoutMap::at(const ir::Value& value) const {
   if (const LinearLayout* layout = find(value)) return *layout;
-  throw LoweringError("no register layout was assigned to %" + std::to_string(value.id) + " (" +
+  throw InternalError("no register layout was assigned to %" + std::to_string(value.id) + " (" +
                       ir::to_string(value.type) + ")");
 }
 
@@ -375,7 +374,7 @@ std::vector<int> thread_local_register_map(const LinearLayout& result, const ir:
   std::string failure;
   std::vector<int> map = register_map_or_failure(result, result_shape, source, source_shape, inserted_axis, failure);
   if (!failure.empty())
-    throw LoweringError(what + ": " + failure + "; layout assignment recorded no conversion for it");
+    throw InternalError(what + ": " + failure + "; layout assignment recorded no conversion for it");
   return map;
 }
 

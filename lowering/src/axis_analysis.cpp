@@ -7,11 +7,16 @@
 #include <bit>
 #include <stdexcept>
 
+#include "kiln/ir/integer_arithmetic.hpp"
+
 namespace kiln::lowering {
 
 namespace {
 
 using ir::DType;
+using ir::fold_integer_binary;
+using ir::fold_integer_compare;
+using ir::wrap;
 using ir::OpCode;
 using ir::Operation;
 using ir::Value;
@@ -35,16 +40,6 @@ bool tracked(const ir::Type& type) { return type.is_pointer || ir::is_integer(ty
 /// The value's shape, a scalar counting as [1].
 std::vector<std::int64_t> shape_of(const Value& value) {
   return value.type.is_scalar() ? std::vector<std::int64_t>{1} : value.type.shape;
-}
-
-/// `bits` truncated to the dtype's width and sign- or zero-extended back.
-std::int64_t wrap(DType type, std::uint64_t bits) {
-  const int width = ir::dtype_bits(type);
-  if (width == 64) return static_cast<std::int64_t>(bits);
-  const std::uint64_t mask = (std::uint64_t{1} << width) - 1;
-  bits &= mask;
-  if (ir::is_signed_int(type) && ((bits >> (width - 1)) & 1)) bits |= ~mask;
-  return static_cast<std::int64_t>(bits);
 }
 
 AxisInfo unknown(std::size_t rank) {
@@ -91,50 +86,6 @@ bool is_constant(const AxisInfo& info, std::int64_t value) { return info.constan
 /// blocks: quotients stay equal within aligned blocks of their gcd.
 std::int64_t aligned_block(const AxisInfo& runs, const AxisInfo& bound, int d) {
   return std::min({runs.contiguity[d], runs.divisibility[d], bound.divisibility[d], bound.constancy[d]});
-}
-
-std::optional<std::int64_t> fold(OpCode code, DType type, std::int64_t a, std::int64_t b) {
-  const auto ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
-  const bool is_unsigned = ir::is_unsigned_int(type) || ir::is_bool(type);
-  const int width = ir::dtype_bits(type);
-  const std::uint64_t mask = width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
-  switch (code) {
-    case OpCode::add: return wrap(type, ua + ub);
-    case OpCode::sub: return wrap(type, ua - ub);
-    case OpCode::mul: return wrap(type, ua * ub);
-    case OpCode::div:
-    case OpCode::rem:
-      if (b == 0) return std::nullopt;
-      if (is_unsigned) return wrap(type, code == OpCode::div ? (ua & mask) / (ub & mask) : (ua & mask) % (ub & mask));
-      if (b == -1) return wrap(type, code == OpCode::div ? 0 - ua : 0);  // no INT_MIN / -1 trap
-      return wrap(type, static_cast<std::uint64_t>(code == OpCode::div ? a / b : a % b));
-    case OpCode::and_: return wrap(type, ua & ub);
-    case OpCode::or_: return wrap(type, ua | ub);
-    case OpCode::xor_: return wrap(type, ua ^ ub);
-    case OpCode::shl: return b < 0 || b >= width ? 0 : wrap(type, ua << b);
-    case OpCode::shr:
-      if (is_unsigned) return b < 0 || b >= width ? 0 : wrap(type, (ua & mask) >> b);
-      return a >> std::clamp<std::int64_t>(b, 0, 63);
-    case OpCode::minimum: return is_unsigned ? ((ua & mask) < (ub & mask) ? a : b) : std::min(a, b);
-    case OpCode::maximum: return is_unsigned ? ((ua & mask) > (ub & mask) ? a : b) : std::max(a, b);
-    default: return std::nullopt;
-  }
-}
-
-std::optional<std::int64_t> fold_compare(const std::string& pred, DType type, std::int64_t a, std::int64_t b) {
-  const bool is_unsigned = ir::is_unsigned_int(type) || ir::is_bool(type);
-  const int width = ir::dtype_bits(type);
-  const std::uint64_t mask = width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
-  const auto less = [&](std::int64_t x, std::int64_t y) {
-    return is_unsigned ? (static_cast<std::uint64_t>(x) & mask) < (static_cast<std::uint64_t>(y) & mask) : x < y;
-  };
-  if (pred == "eq") return a == b;
-  if (pred == "ne") return a != b;
-  if (pred == "lt") return less(a, b);
-  if (pred == "le") return !less(b, a);
-  if (pred == "gt") return less(b, a);
-  if (pred == "ge") return !less(a, b);
-  return std::nullopt;
 }
 
 AxisInfo add_like(const AxisInfo& a, const AxisInfo& b, bool subtract, std::int64_t b_scale) {
@@ -497,8 +448,9 @@ class AxisAnalysis {
       default: return std::nullopt;
     }
     if (a.constant && b.constant) {
-      x.constant = op.code == OpCode::cmp ? fold_compare(op.symbol_attribute("pred"), dtype, *a.constant, *b.constant)
-                                          : fold(op.code, dtype, *a.constant, *b.constant);
+      if (op.code != OpCode::cmp) x.constant = fold_integer_binary(op.code, dtype, *a.constant, *b.constant);
+      else if (const std::optional<ir::Predicate> pred = ir::attribute_enum<ir::Predicate>(op))
+        x.constant = fold_integer_compare(*pred, dtype, *a.constant, *b.constant);
     }
     return x;
   }

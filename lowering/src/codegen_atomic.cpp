@@ -30,11 +30,13 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen.hpp"
+#include "kiln/ir/attribute_enums.hpp"
 
 namespace kiln::lowering {
 
 namespace {
 
+using ir::AtomicKind;
 using ir::OpCode;
 
 class AtomicLowering {
@@ -46,8 +48,8 @@ class AtomicLowering {
         element_(op.result()->type.element()),
         register_type_(cg.element_type(element_, op)),
         memory_type_(cg.memory_type(element_, op)),
-        order_(attribute_or(op, "order", "acq_rel")),
-        scope_(attribute_or(op, "scope", "gpu")) {}
+        order_(required(ir::attribute_enum<ir::MemoryOrder>(op), "memory order", "order")),
+        scope_(required(ir::attribute_enum<ir::Scope>(op), "scope", "scope")) {}
 
   void lower() {
     const std::vector<llvm::Value*>& pointers = cg_.values_of(*op_.operands[0]);
@@ -79,22 +81,25 @@ class AtomicLowering {
   }
 
  private:
-  static std::string attribute_or(const ir::Operation& op, const char* name, const char* fallback) {
-    return op.find_attribute(name) ? op.symbol_attribute(name) : fallback;
+  /// `value`, the op's attribute `key` (a `what`); LoweringError when it names no value.
+  template <class E>
+  E required(std::optional<E> value, const char* what, const char* key) const {
+    if (!value)
+      throw LoweringError(std::string(op_.name()) + ": unknown " + what + " " + op_.symbol_attribute(key) + " (" +
+                          op_place(op_) + ")");
+    return *value;
   }
 
   bool is_float() const { return register_type_->isFloatingPointTy(); }
   bool is_bool() const { return register_type_ != memory_type_; }
-  const std::string& kind() const { return op_.symbol_attribute("kind"); }
+  AtomicKind kind() const { return required(ir::attribute_enum<AtomicKind>(op_), "kind", "kind"); }
 
   void check_kind() const {
-    const std::string& k = kind();
-    const bool bitwise = k == "and" || k == "or" || k == "xor";
-    if ((bitwise && is_float()) || (k == "add" && is_bool()))
-      throw LoweringError("atomic_rmw: kind " + k + " is not defined for " + ir::to_string(element_) + " (" +
-                          op_place(op_) + ")");
-    if (k != "add" && k != "max" && k != "min" && !bitwise && k != "xchg")
-      throw LoweringError("atomic_rmw: unknown kind " + k + " (" + op_place(op_) + ")");
+    const AtomicKind k = kind();
+    const bool bitwise = k == AtomicKind::bit_and || k == AtomicKind::bit_or || k == AtomicKind::bit_xor;
+    if ((bitwise && is_float()) || (k == AtomicKind::add && is_bool()))
+      throw LoweringError("atomic_rmw: kind " + std::string(ir::symbol_of(k)) + " is not defined for " +
+                          ir::to_string(element_) + " (" + op_place(op_) + ")");
   }
 
   /// Runs `emit` (returning the old value) when `guard` holds (always when
@@ -118,30 +123,34 @@ class AtomicLowering {
   }
 
   llvm::AtomicOrdering ordering() const {
-    if (order_ == "relaxed") return llvm::AtomicOrdering::Monotonic;
-    if (order_ == "acquire") return llvm::AtomicOrdering::Acquire;
-    if (order_ == "release") return llvm::AtomicOrdering::Release;
-    if (order_ == "acq_rel") return llvm::AtomicOrdering::AcquireRelease;
-    throw LoweringError(std::string(op_.name()) + ": unknown memory order " + order_ + " (" + op_place(op_) + ")");
+    switch (order_) {
+      case ir::MemoryOrder::relaxed: return llvm::AtomicOrdering::Monotonic;
+      case ir::MemoryOrder::acquire: return llvm::AtomicOrdering::Acquire;
+      case ir::MemoryOrder::release: return llvm::AtomicOrdering::Release;
+      case ir::MemoryOrder::acq_rel: return llvm::AtomicOrdering::AcquireRelease;
+    }
+    throw InternalError("atomic: memory order " + std::to_string(static_cast<int>(order_)));
   }
 
   llvm::AtomicOrdering failure_ordering() const {
-    return order_ == "acquire" || order_ == "acq_rel" ? llvm::AtomicOrdering::Acquire
-                                                      : llvm::AtomicOrdering::Monotonic;
+    return order_ == ir::MemoryOrder::acquire || order_ == ir::MemoryOrder::acq_rel ? llvm::AtomicOrdering::Acquire
+                                                                                    : llvm::AtomicOrdering::Monotonic;
   }
 
   llvm::SyncScope::ID sync_scope() const {
-    if (scope_ == "cta") return cg_.context.getOrInsertSyncScopeID("block");
-    if (scope_ == "gpu") return cg_.context.getOrInsertSyncScopeID("device");
-    if (scope_ == "sys") return llvm::SyncScope::System;
-    throw LoweringError(std::string(op_.name()) + ": unknown scope " + scope_ + " (" + op_place(op_) + ")");
+    switch (scope_) {
+      case ir::Scope::cta: return cg_.context.getOrInsertSyncScopeID("block");
+      case ir::Scope::gpu: return cg_.context.getOrInsertSyncScopeID("device");
+      case ir::Scope::sys: return llvm::SyncScope::System;
+    }
+    throw InternalError("atomic: scope " + std::to_string(static_cast<int>(scope_)));
   }
 
   /// fence.sc at the op's scope (membar.cta, membar.gl, membar.sys).
   void fence() {
-    const llvm::Intrinsic::ID id = scope_ == "cta"   ? llvm::Intrinsic::nvvm_membar_cta
-                                   : scope_ == "sys" ? llvm::Intrinsic::nvvm_membar_sys
-                                                     : llvm::Intrinsic::nvvm_membar_gl;
+    const llvm::Intrinsic::ID id = scope_ == ir::Scope::cta   ? llvm::Intrinsic::nvvm_membar_cta
+                                   : scope_ == ir::Scope::sys ? llvm::Intrinsic::nvvm_membar_sys
+                                                              : llvm::Intrinsic::nvvm_membar_gl;
     b_.CreateIntrinsic(id, {}, {});
   }
 
@@ -162,7 +171,7 @@ class AtomicLowering {
     return llvm::Align(cg_.module.getDataLayout().getTypeAllocSize(memory_type_).getFixedValue());
   }
 
-  bool system_scope() const { return scope_ == "sys"; }
+  bool system_scope() const { return scope_ == ir::Scope::sys; }
 
   /// The integer type of an element's bits in memory (i8 for i1).
   llvm::Type* bits_type() const {
@@ -190,8 +199,8 @@ class AtomicLowering {
   }
 
   llvm::Value* update(llvm::Value* pointer, llvm::Value* value) {
-    const std::string& k = kind();
-    const bool extremum = k == "max" || k == "min";
+    const AtomicKind k = kind();
+    const bool extremum = k == AtomicKind::max || k == AtomicKind::min;
     const bool is_signed = !is_bool() && ir::is_signed_int(element_.dtype);
     if (narrow_system_scope())
       return ordered([&] {
@@ -202,20 +211,20 @@ class AtomicLowering {
     if (extremum && (is_float() || (system_scope() && !is_signed)))
       return ordered([&] {
         return exchange_loop(pointer, [&](llvm::Value* current) {
+          const bool max = k == AtomicKind::max;
           if (is_float())
-            return b_.CreateBinaryIntrinsic(k == "max" ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, current,
-                                            value);
-          return b_.CreateBinaryIntrinsic(k == "max" ? llvm::Intrinsic::umax : llvm::Intrinsic::umin, current, value);
+            return b_.CreateBinaryIntrinsic(max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, current, value);
+          return b_.CreateBinaryIntrinsic(max ? llvm::Intrinsic::umax : llvm::Intrinsic::umin, current, value);
         });
       });
     if (system_scope()) return ordered([&] { return system_update(pointer, value); });
     llvm::AtomicRMWInst::BinOp operation = llvm::AtomicRMWInst::Xchg;
-    if (k == "add") operation = is_float() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
-    else if (k == "max") operation = is_signed ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax;
-    else if (k == "min") operation = is_signed ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin;
-    else if (k == "and") operation = llvm::AtomicRMWInst::And;
-    else if (k == "or") operation = llvm::AtomicRMWInst::Or;
-    else if (k == "xor") operation = llvm::AtomicRMWInst::Xor;
+    if (k == AtomicKind::add) operation = is_float() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
+    else if (k == AtomicKind::max) operation = is_signed ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax;
+    else if (k == AtomicKind::min) operation = is_signed ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin;
+    else if (k == AtomicKind::bit_and) operation = llvm::AtomicRMWInst::And;
+    else if (k == AtomicKind::bit_or) operation = llvm::AtomicRMWInst::Or;
+    else if (k == AtomicKind::bit_xor) operation = llvm::AtomicRMWInst::Xor;
     return ordered([&] {
       llvm::Value* old = b_.CreateAtomicRMW(operation, pointer, is_bool() ? to_bits(value) : value, alignment(),
                                             ordering(), sync_scope());
@@ -225,13 +234,13 @@ class AtomicLowering {
 
   /// What the op's kind makes of the element `current` and the operand `value` (register values).
   llvm::Value* updated(llvm::Value* current, llvm::Value* value, bool is_signed) {
-    const std::string& k = kind();
-    if (k == "add") return is_float() ? b_.CreateFAdd(current, value) : b_.CreateAdd(current, value);
-    if (k == "and") return b_.CreateAnd(current, value);
-    if (k == "or") return b_.CreateOr(current, value);
-    if (k == "xor") return b_.CreateXor(current, value);
-    if (k == "max" || k == "min") {
-      const bool max = k == "max";
+    const AtomicKind k = kind();
+    if (k == AtomicKind::add) return is_float() ? b_.CreateFAdd(current, value) : b_.CreateAdd(current, value);
+    if (k == AtomicKind::bit_and) return b_.CreateAnd(current, value);
+    if (k == AtomicKind::bit_or) return b_.CreateOr(current, value);
+    if (k == AtomicKind::bit_xor) return b_.CreateXor(current, value);
+    if (k == AtomicKind::max || k == AtomicKind::min) {
+      const bool max = k == AtomicKind::max;
       const llvm::Intrinsic::ID id = is_float()  ? (max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
                                      : is_signed ? (max ? llvm::Intrinsic::smax : llvm::Intrinsic::smin)
                                                  : (max ? llvm::Intrinsic::umax : llvm::Intrinsic::umin);
@@ -242,15 +251,16 @@ class AtomicLowering {
 
   /// add, xchg, and, or, xor and signed max and min at system scope.
   llvm::Value* system_update(llvm::Value* pointer, llvm::Value* value) {
-    const std::string& k = kind();
-    if (k == "add" && is_float()) return system_atomic(llvm::Intrinsic::nvvm_atomic_add_gen_f_sys, pointer, {value});
+    const AtomicKind k = kind();
+    if (k == AtomicKind::add && is_float())
+      return system_atomic(llvm::Intrinsic::nvvm_atomic_add_gen_f_sys, pointer, {value});
     llvm::Intrinsic::ID id = llvm::Intrinsic::nvvm_atomic_exch_gen_i_sys;
-    if (k == "add") id = llvm::Intrinsic::nvvm_atomic_add_gen_i_sys;
-    else if (k == "max") id = llvm::Intrinsic::nvvm_atomic_max_gen_i_sys;
-    else if (k == "min") id = llvm::Intrinsic::nvvm_atomic_min_gen_i_sys;
-    else if (k == "and") id = llvm::Intrinsic::nvvm_atomic_and_gen_i_sys;
-    else if (k == "or") id = llvm::Intrinsic::nvvm_atomic_or_gen_i_sys;
-    else if (k == "xor") id = llvm::Intrinsic::nvvm_atomic_xor_gen_i_sys;
+    if (k == AtomicKind::add) id = llvm::Intrinsic::nvvm_atomic_add_gen_i_sys;
+    else if (k == AtomicKind::max) id = llvm::Intrinsic::nvvm_atomic_max_gen_i_sys;
+    else if (k == AtomicKind::min) id = llvm::Intrinsic::nvvm_atomic_min_gen_i_sys;
+    else if (k == AtomicKind::bit_and) id = llvm::Intrinsic::nvvm_atomic_and_gen_i_sys;
+    else if (k == AtomicKind::bit_or) id = llvm::Intrinsic::nvvm_atomic_or_gen_i_sys;
+    else if (k == AtomicKind::bit_xor) id = llvm::Intrinsic::nvvm_atomic_xor_gen_i_sys;
     return from_bits(system_atomic(id, pointer, {to_bits(value)}));
   }
 
@@ -335,8 +345,8 @@ class AtomicLowering {
   const ir::Type element_;
   llvm::Type* register_type_;
   llvm::Type* memory_type_;
-  const std::string order_;
-  const std::string scope_;
+  const ir::MemoryOrder order_;
+  const ir::Scope scope_;
 };
 
 }  // namespace

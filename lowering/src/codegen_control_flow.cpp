@@ -20,7 +20,7 @@ void check_yield(const ir::Operation& op, const char* region, const std::vector<
                         " values, expected " + std::to_string(expected.size()) + " (" + op_place(op) + ")");
   for (std::size_t i = 0; i < yielded.size(); ++i)
     if (yielded[i].size() != expected[i].size())
-      throw LoweringError(std::string(op.name()) + ": its " + region + " yields value " + std::to_string(i) + " in " +
+      throw InternalError(std::string(op.name()) + ": its " + region + " yields value " + std::to_string(i) + " in " +
                           std::to_string(yielded[i].size()) + " registers per thread, expected " +
                           std::to_string(expected[i].size()) + " (" + op_place(op) + ")");
 }

@@ -41,6 +41,7 @@
 #include <utility>
 
 #include "codegen.hpp"
+#include "kiln/ir/attribute_enums.hpp"
 #include "kiln/lowering/dot_layout.hpp"
 #include "kiln/lowering/layout_conversion.hpp"
 
@@ -51,8 +52,7 @@ namespace {
 using ir::DType;
 using Registers = std::vector<llvm::Value*>;
 
-/// The interpreter's `precision` choices for f32 accumulation.
-enum class Precision { ieee, tf32, tf32x3 };
+using ir::Precision;
 
 /// How an input element enters a product: widened, or the head or tail of
 /// its tf32 split.
@@ -135,7 +135,7 @@ class DotLowering {
     const Registers& acc_values =
         cg_.values_of(*op_.operands[2], static_cast<std::size_t>(result.in_dim_size("register")), op_);
     if (cg_.layouts.at(*op_.operands[2]) != result || cg_.layouts.conversion(op_, *op_.operands[2]))
-      throw LoweringError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
+      throw InternalError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
     if (a_source.staged || b_source.staged) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
 
     // Per result register, the index of its row among the thread's distinct
@@ -175,12 +175,8 @@ class DotLowering {
 
  private:
   Precision parse_precision() const {
-    if (!op_.find_attribute("precision")) return Precision::ieee;
-    const std::string& name = op_.symbol_attribute("precision");
-    if (name == "tf32") return Precision::tf32;
-    if (name == "tf32x3") return Precision::tf32x3;
-    if (name == "ieee") return Precision::ieee;
-    throw LoweringError("dot: unknown precision '" + name + "' (" + op_place(op_) + ")");
+    if (const std::optional<Precision> precision = ir::attribute_enum<Precision>(op_)) return *precision;
+    throw LoweringError("dot: unknown precision '" + op_.symbol_attribute("precision") + "' (" + op_place(op_) + ")");
   }
 
   /// Operand `index` read in `needed`, its dot operand layout: from
@@ -191,10 +187,10 @@ class DotLowering {
     const LinearLayout& lives_in = cg_.layouts.at(value);
     const LayoutConversion* conversion = cg_.layouts.conversion(op_, value);
     if (conversion && conversion->to != source.layout)
-      throw LoweringError("dot: operand %" + std::to_string(value.id) +
+      throw InternalError("dot: operand %" + std::to_string(value.id) +
                           " is converted to a layout other than its dot operand layout (" + op_place(op_) + ")");
     if (!conversion && lives_in != source.layout)
-      throw LoweringError("dot: operand %" + std::to_string(value.id) + " (" + ir::to_string(value.type) +
+      throw InternalError("dot: operand %" + std::to_string(value.id) + " (" + ir::to_string(value.type) +
                           ") is not in its dot operand layout and layout assignment recorded no conversion (" +
                           op_place(op_) + ")");
     if (!conversion) {
@@ -241,7 +237,7 @@ class DotLowering {
   llvm::Value* from_registers(const OperandSource& source, std::int32_t row, std::int32_t column, const char* which) {
     auto it = source.register_of.find({row, column});
     if (it == source.register_of.end())
-      throw LoweringError(std::string("dot: no register of operand ") + which + " holds element (" +
+      throw InternalError(std::string("dot: no register of operand ") + which + " holds element (" +
                           std::to_string(row) + ", " + std::to_string(column) + ") its thread needs (" + op_place(op_) +
                           ")");
     return source.registers[static_cast<std::size_t>(it->second)];
@@ -265,7 +261,7 @@ class DotLowering {
     std::vector<std::string> dims;
     for (const auto& out : layout.out_dims()) dims.push_back(out.name);
     if (dims.size() != 2 || layout.out_dim_size(dims[1]) != columns)
-      throw LoweringError("dot: an operand layout does not cover its " + std::to_string(columns) + "-column tile (" +
+      throw InternalError("dot: an operand layout does not cover its " + std::to_string(columns) + "-column tile (" +
                           op_place(op_) + ")");
     return dims;
   }
@@ -286,7 +282,7 @@ class DotLowering {
     const LinearLayout a_layout = mma_operand_layout(DotOperand::a, m_size, k_size_, warps, num_warps);
     const LinearLayout b_layout = mma_operand_layout(DotOperand::b, k_size_, n_size, warps, num_warps);
     if (cg_.layouts.at(acc) != result)
-      throw LoweringError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
+      throw InternalError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
 
     llvm::Type* f32 = b_.getFloatTy();
     llvm::Value* c_base = scratch_.take(static_cast<std::uint64_t>(staged_bytes(acc)));

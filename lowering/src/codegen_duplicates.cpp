@@ -12,7 +12,6 @@ namespace kiln::lowering {
 
 namespace {
 
-constexpr int kLanesPerWarp = 32;
 
 /// A scalar as a layout: one register, held by every lane and warp.
 LinearLayout replicated_scalar_layout(int num_warps) {

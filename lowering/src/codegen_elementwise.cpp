@@ -16,6 +16,7 @@
 #include <numbers>
 
 #include "codegen.hpp"
+#include "kiln/ir/attribute_enums.hpp"
 
 namespace kiln::lowering {
 
@@ -128,26 +129,26 @@ class ElementLowering {
   }
 
   llvm::Value* compare(llvm::Value* a, llvm::Value* b, bool is_float, bool is_signed) {
-    const std::string& pred = op_.symbol_attribute("pred");
+    const std::optional<ir::Predicate> pred = ir::attribute_enum<ir::Predicate>(op_);
+    if (!pred)
+      throw LoweringError("cmp: unknown predicate `" + op_.symbol_attribute("pred") + "` (" + op_place(op_) + ")");
     using P = llvm::CmpInst::Predicate;
     struct Row {
-      const char* name;
       P ordered_float;
       P signed_int;
       P unsigned_int;
     };
-    // Float compares are ordered (false with NaN) except `ne`, which is true with NaN.
+    // Per ir::Predicate, in its order. Float compares are ordered (false with
+    // NaN) except `ne`, which is true with NaN.
     static constexpr Row kRows[] = {
-        {"eq", P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ},   {"ne", P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE},
-        {"lt", P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT}, {"le", P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE},
-        {"gt", P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT}, {"ge", P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE},
+        {P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ},   {P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE},
+        {P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT}, {P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE},
+        {P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT}, {P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE},
     };
-    for (const Row& row : kRows) {
-      if (pred != row.name) continue;
-      if (is_float) return b_.CreateFCmp(row.ordered_float, a, b);
-      return b_.CreateICmp(is_signed ? row.signed_int : row.unsigned_int, a, b);
-    }
-    throw LoweringError("cmp: unknown predicate `" + pred + "` (" + op_place(op_) + ")");
+    static_assert(std::size(kRows) == ir::AttributeEnum<ir::Predicate>::symbols.size());
+    const Row& row = kRows[static_cast<std::size_t>(*pred)];
+    if (is_float) return b_.CreateFCmp(row.ordered_float, a, b);
+    return b_.CreateICmp(is_signed ? row.signed_int : row.unsigned_int, a, b);
   }
 
   llvm::Value* cast(llvm::Value* x) {

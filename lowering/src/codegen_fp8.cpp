@@ -36,7 +36,7 @@ struct Fp8Format {
 Fp8Format format_of(ir::DType dtype) {
   if (dtype == ir::DType::f8e4m3) return {4, 3, true};
   if (dtype == ir::DType::f8e5m2) return {5, 2, false};
-  throw LoweringError("fp8 conversion of " + std::string(ir::dtype_name(dtype)) + ", which is not an fp8 format");
+  throw InternalError("fp8 conversion of " + std::string(ir::dtype_name(dtype)) + ", which is not an fp8 format");
 }
 
 /// `kept` (the bits above a cut of `cut_bits` bits `rest`) rounded to nearest even.

@@ -13,7 +13,6 @@ namespace kiln::lowering {
 
 namespace {
 
-constexpr int kLanesPerWarp = 32;
 
 bool writes_memory(const ir::Function& fn) {
   bool writes = false;
@@ -28,7 +27,7 @@ bool writes_memory(const ir::Function& fn) {
 const std::vector<llvm::Value*>& KernelCodegen::values_of(const ir::Value& value) const {
   auto it = registers.find(&value);
   if (it == registers.end())
-    throw LoweringError("%" + std::to_string(value.id) + " is used before the code generator defined it");
+    throw InternalError("%" + std::to_string(value.id) + " is used before the code generator defined it");
   return it->second;
 }
 
@@ -36,7 +35,7 @@ const std::vector<llvm::Value*>& KernelCodegen::values_of(const ir::Value& value
                                                           const ir::Operation& op) const {
   const std::vector<llvm::Value*>& values = values_of(value);
   if (values.size() != count)
-    throw LoweringError(std::string(op.name()) + ": operand %" + std::to_string(value.id) + " has " +
+    throw InternalError(std::string(op.name()) + ": operand %" + std::to_string(value.id) + " has " +
                         std::to_string(values.size()) + " registers per thread, expected " + std::to_string(count) +
                         " (" + op_place(op) + ")");
   return values;
@@ -149,7 +148,7 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
   std::string problems;
   llvm::raw_string_ostream problem_stream(problems);
   if (llvm::verifyModule(*module, &problem_stream))
-    throw LoweringError("the GPU code generator produced invalid LLVM IR for kernel @" + fn.name + ": " + problems);
+    throw InternalError("the GPU code generator produced invalid LLVM IR for kernel @" + fn.name + ": " + problems);
   return module;
 }
 
@@ -166,7 +165,7 @@ void emit_op(KernelCodegen& cg, const ir::Operation& op) {
 std::vector<std::vector<llvm::Value*>> emit_region(KernelCodegen& cg, const ir::Block& block,
                                                    const std::vector<std::vector<llvm::Value*>>& arguments) {
   if (arguments.size() != block.arguments.size())
-    throw LoweringError("a region of " + (block.parent ? op_place(*block.parent) : std::string("the kernel")) +
+    throw InternalError("a region of " + (block.parent ? op_place(*block.parent) : std::string("the kernel")) +
                         " has " + std::to_string(block.arguments.size()) + " arguments, the code generator passed " +
                         std::to_string(arguments.size()));
   for (std::size_t i = 0; i < arguments.size(); ++i) cg.define(*block.arguments[i], arguments[i]);

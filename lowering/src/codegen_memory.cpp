@@ -22,6 +22,7 @@
 #include <algorithm>
 
 #include "codegen.hpp"
+#include "kiln/ir/attribute_enums.hpp"
 
 namespace kiln::lowering {
 
@@ -68,16 +69,14 @@ int access_width(const KernelCodegen& cg, const ir::Operation& op) {
 /// Checks the values of `op`'s cache hints (the header says how each is
 /// lowered): LoweringError naming `op` for one the IR does not define.
 void check_cache_hints(const ir::Operation& op) {
-  const std::string& cache = op.symbol_attribute("cache");
-  const std::string& evict = op.symbol_attribute("evict");
-  if (cache != "none" && cache != "ca" && cache != "cg" && cache != "cs" && cache != "cv")
-    throw LoweringError(unsupported_op_message(op, "with cache = " + cache));
-  if (evict != "none" && evict != "first" && evict != "last")
-    throw LoweringError(unsupported_op_message(op, "with evict = " + evict));
+  if (!ir::attribute_enum<ir::Cache>(op))
+    throw LoweringError(unsupported_op_message(op, "with cache = " + op.symbol_attribute("cache")));
+  if (!ir::attribute_enum<ir::Evict>(op))
+    throw LoweringError(unsupported_op_message(op, "with evict = " + op.symbol_attribute("evict")));
 }
 
 /// Whether load `op` fetches again (cache = cv): a volatile load.
-bool fetches_again(const ir::Operation& op) { return op.symbol_attribute("cache") == "cv"; }
+bool fetches_again(const ir::Operation& op) { return ir::attribute_enum<ir::Cache>(op) == ir::Cache::cv; }
 
 /// `elements` as one value of `type` (a vector of them, or the element itself).
 llvm::Value* pack(llvm::IRBuilder<>& builder, llvm::Type* type, const std::vector<llvm::Value*>& elements) {

@@ -87,7 +87,7 @@ class ReduceLowering {
       const std::vector<std::int32_t> coords = coordinates_of_register(input, r);
       auto it = output_register.find(without_axis(coords, axis_));
       if (it == output_register.end())
-        throw LoweringError("reduce: input register " + std::to_string(r) + " has no place in the result's layout (" +
+        throw InternalError("reduce: input register " + std::to_string(r) + " has no place in the result's layout (" +
                             op_place(op_) + ")");
       rows[it->second].emplace(coords[axis_], r);
     }

@@ -31,7 +31,7 @@ std::string describe(const ir::Operation& op) {
 Registers renamed(KernelCodegen& cg, const ir::Operation& op, const LinearLayout& needed) {
   auto [values, layout] = operand_as_read(cg, op, *op.operands[0]);
   if (layout != needed)
-    throw LoweringError(describe(op) + ": its operand is not in the layout the op needs; layout assignment recorded "
+    throw InternalError(describe(op) + ": its operand is not in the layout the op needs; layout assignment recorded "
                                        "no conversion for it");
   return values;
 }
@@ -54,7 +54,7 @@ void emit_join(KernelCodegen& cg, const ir::Operation& op) {
     for (const ir::Value* operand : op.operands) {
       auto [values, operand_layout] = operand_as_read(cg, op, *operand);
       if (operand_layout != needed)
-        throw LoweringError(describe(op) + ": an operand is not in the slice of the result's layout; layout "
+        throw InternalError(describe(op) + ": an operand is not in the slice of the result's layout; layout "
                                            "assignment recorded no conversion for it");
       halves.push_back(std::move(values));
     }

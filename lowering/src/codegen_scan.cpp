@@ -23,7 +23,6 @@ namespace {
 using ir::OpCode;
 using Registers = std::vector<llvm::Value*>;
 
-constexpr int kLanesPerWarp = 32;
 
 /// The hardware bit that holds one bit of the axis coordinate.
 struct AxisBit {
@@ -53,7 +52,7 @@ class ScanLowering {
       cg_.element_type(operand->type, op_);
       const LayoutConversion* conversion = cg_.layouts.conversion(op_, *operand);
       if (!conversion && cg_.layouts.at(*operand) != layout)
-        throw LoweringError("scan: operand %" + std::to_string(operand->id) +
+        throw InternalError("scan: operand %" + std::to_string(operand->id) +
                             " is not in its result's layout; layout assignment recorded no conversion for it (" +
                             op_place(op_) + ")");
       operands.push_back(conversion ? emit_layout_conversion(cg_, *conversion, op_) : cg_.values_of(*operand));

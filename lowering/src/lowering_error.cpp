@@ -1,10 +1,13 @@
-// The GPU code generator's error messages: where an op is, and the one line
-// for an op that has no lowering yet.
+// The GPU code generator's error messages: where an op is, the one line for
+// an op that has no lowering yet, and the form of an internal error.
 #include <string>
 
 #include "kiln/lowering/compile.hpp"
 
 namespace kiln::lowering {
+
+InternalError::InternalError(const std::string& what)
+    : std::logic_error("internal error in kiln: " + what + " (please report)") {}
 
 std::string op_place(const ir::Operation& op) {
   if (op.loc.known()) return ir::to_string(op.loc);

@@ -7,12 +7,12 @@
 
 #include "kiln/lowering/assign_layouts.hpp"
 #include "kiln/lowering/blocked_layout.hpp"
+#include "kiln/lowering/compile.hpp"
 
 namespace kiln::lowering {
 
 namespace {
 
-constexpr int kLanesPerWarp = 32;
 
 std::string dim_name(std::size_t d) { return "dim" + std::to_string(d); }
 

@@ -103,7 +103,7 @@ KernelDescription describe(const ir::Function& fn, int num_warps) {
     description.argument_names.push_back(named ? fn.argument_names[i]
                                                : "%" + std::to_string(fn.body.arguments[i]->id));
   }
-  description.threads_per_program = num_warps * 32;
+  description.threads_per_program = num_warps * lowering::kLanesPerWarp;
   return description;
 }
 

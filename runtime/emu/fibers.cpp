@@ -10,6 +10,7 @@
 #include <new>
 
 #include "cta_scheduler.hpp"
+#include "kiln/lowering/compile.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -18,8 +19,8 @@ namespace {
 using boost::context::detail::jump_fcontext;
 using boost::context::detail::make_fcontext;
 using boost::context::detail::transfer_t;
+using lowering::kLanesPerWarp;
 
-constexpr int kLanesPerWarp = 32;
 /// Shared memory starts each program filled with this byte: a read of an
 /// element no thread wrote shows as a distinctive pattern, not stale data.
 constexpr int kSharedMemoryPoison = 0x7d;

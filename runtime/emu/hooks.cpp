@@ -15,9 +15,10 @@
 #include <numbers>
 
 #include "cta_scheduler.hpp"
+#include "hooks.hpp"
 #include "kiln/ir/numeric.hpp"
 #include "kiln/ir/rounding.hpp"
-#include "hooks.hpp"
+#include "kiln/lowering/compile.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -68,6 +69,7 @@ std::string program_string() {
 
 }  // namespace kiln::runtime::emu
 
+using kiln::lowering::kLanesPerWarp;
 using kiln::runtime::emu::BarrierMode;
 using kiln::runtime::emu::ShuffleMode;
 using kiln::runtime::emu::VoteMode;
@@ -86,9 +88,9 @@ std::uint32_t kiln_emu_program_id_z() { return static_cast<std::uint32_t>(schedu
 std::uint32_t kiln_emu_programs_x() { return static_cast<std::uint32_t>(scheduler().launch().grid[0]); }
 std::uint32_t kiln_emu_programs_y() { return static_cast<std::uint32_t>(scheduler().launch().grid[1]); }
 std::uint32_t kiln_emu_programs_z() { return static_cast<std::uint32_t>(scheduler().launch().grid[2]); }
-std::uint32_t kiln_emu_lane_id() { return static_cast<std::uint32_t>(scheduler().thread_index() % 32); }
-std::uint32_t kiln_emu_warp_id() { return static_cast<std::uint32_t>(scheduler().thread_index() / 32); }
-std::uint32_t kiln_emu_warp_size() { return 32; }
+std::uint32_t kiln_emu_lane_id() { return static_cast<std::uint32_t>(scheduler().thread_index() % kLanesPerWarp); }
+std::uint32_t kiln_emu_warp_id() { return static_cast<std::uint32_t>(scheduler().thread_index() / kLanesPerWarp); }
+std::uint32_t kiln_emu_warp_size() { return kLanesPerWarp; }
 
 // Barriers: bar.sync 0 (the only barrier the code generator uses); the
 // predicate reductions of barrier0.and/or/popc; bar.warp.sync waits for the warp.

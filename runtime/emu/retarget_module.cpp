@@ -398,7 +398,8 @@ void retarget_module(llvm::Module& module, const std::string& kernel_function, c
   add_entry(module, *module.getFunction(kernel_function));
   std::string problems;
   llvm::raw_string_ostream stream(problems);
-  if (llvm::verifyModule(module, &stream)) fail(kernel, "the retargeted module is invalid: " + problems);
+  if (llvm::verifyModule(module, &stream))
+    throw lowering::InternalError("emu: kernel " + kernel.name + ": the retargeted module is invalid: " + problems);
 }
 
 }  // namespace kiln::runtime::emu

@@ -8,6 +8,7 @@
 #include "arith.hpp"
 #include "bounds.hpp"
 #include "fault.hpp"
+#include "kiln/ir/attribute_enums.hpp"
 #include "program.hpp"
 
 namespace kiln::runtime::interp {
@@ -115,14 +116,15 @@ KILN_ROUTINE void run_cas(const Instr& ins, Exec& ex) {
 }
 
 std::memory_order parse_order(const ir::Operation& op) {
-  const ir::Attribute* a = op.find_attribute("order");
-  if (!a) return std::memory_order_acq_rel;
-  const std::string& order = op.symbol_attribute("order");
-  if (order == "relaxed") return std::memory_order_relaxed;
-  if (order == "acquire") return std::memory_order_acquire;
-  if (order == "release") return std::memory_order_release;
-  if (order == "acq_rel") return std::memory_order_acq_rel;
-  unsupported(op, "unknown memory order '" + order + "'");
+  const std::optional<ir::MemoryOrder> order = ir::attribute_enum<ir::MemoryOrder>(op);
+  if (!order) unsupported(op, "unknown memory order '" + op.symbol_attribute("order") + "'");
+  switch (*order) {
+    case ir::MemoryOrder::relaxed: return std::memory_order_relaxed;
+    case ir::MemoryOrder::acquire: return std::memory_order_acquire;
+    case ir::MemoryOrder::release: return std::memory_order_release;
+    case ir::MemoryOrder::acq_rel: return std::memory_order_acq_rel;
+  }
+  unsupported(op, "unknown memory order");
 }
 
 template <Kind K>
@@ -158,15 +160,17 @@ void bind_atomic(const ir::Operation& op, Instr& ins) {
   if (op.operands.size() < 2 || op.operands.size() > 3) unsupported(op, "takes a pointer, a value and a mask at most");
   ins.param[0] = op.operands.size() == 3;
   if (ins.param[0]) ins.param[1] = op.operands[2]->type.numel() != ins.n;
-  const std::string& kind = op.symbol_attribute("kind");
-  if (kind == "add") ins.run = pick_rmw<Kind::add>(op, ptr);
-  else if (kind == "max") ins.run = pick_rmw<Kind::max>(op, ptr);
-  else if (kind == "min") ins.run = pick_rmw<Kind::min>(op, ptr);
-  else if (kind == "and") ins.run = pick_rmw<Kind::and_>(op, ptr);
-  else if (kind == "or") ins.run = pick_rmw<Kind::or_>(op, ptr);
-  else if (kind == "xor") ins.run = pick_rmw<Kind::xor_>(op, ptr);
-  else if (kind == "xchg") ins.run = pick_rmw<Kind::xchg>(op, ptr);
-  else unsupported(op, "unknown atomic kind '" + kind + "'");
+  const std::optional<ir::AtomicKind> kind = ir::attribute_enum<ir::AtomicKind>(op);
+  if (!kind) unsupported(op, "unknown atomic kind '" + op.symbol_attribute("kind") + "'");
+  switch (*kind) {
+    case ir::AtomicKind::add: ins.run = pick_rmw<Kind::add>(op, ptr); return;
+    case ir::AtomicKind::max: ins.run = pick_rmw<Kind::max>(op, ptr); return;
+    case ir::AtomicKind::min: ins.run = pick_rmw<Kind::min>(op, ptr); return;
+    case ir::AtomicKind::bit_and: ins.run = pick_rmw<Kind::and_>(op, ptr); return;
+    case ir::AtomicKind::bit_or: ins.run = pick_rmw<Kind::or_>(op, ptr); return;
+    case ir::AtomicKind::bit_xor: ins.run = pick_rmw<Kind::xor_>(op, ptr); return;
+    case ir::AtomicKind::xchg: ins.run = pick_rmw<Kind::xchg>(op, ptr); return;
+  }
 }
 
 }  // namespace kiln::runtime::interp

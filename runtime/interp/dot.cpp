@@ -9,13 +9,14 @@
 
 #include "convert.hpp"
 #include "fault.hpp"
+#include "kiln/ir/attribute_enums.hpp"
 #include "program.hpp"
 
 namespace kiln::runtime::interp {
 
 namespace {
 
-enum class Precision { ieee, tf32, tf32x3 };
+using ir::Precision;
 
 constexpr std::size_t kAlign = 64;
 
@@ -130,12 +131,8 @@ KILN_ROUTINE void run_dot(const Instr& ins, Exec& ex) {
 }
 
 Precision parse_precision(const ir::Operation& op) {
-  if (!op.find_attribute("precision")) return Precision::ieee;
-  const std::string& p = op.symbol_attribute("precision");
-  if (p == "ieee") return Precision::ieee;
-  if (p == "tf32") return Precision::tf32;
-  if (p == "tf32x3") return Precision::tf32x3;
-  unsupported(op, "unknown precision '" + p + "'");
+  if (const std::optional<Precision> precision = ir::attribute_enum<Precision>(op)) return *precision;
+  unsupported(op, "unknown precision '" + op.symbol_attribute("precision") + "'");
 }
 
 /// [batch, M, N, K] of a dot, checked.

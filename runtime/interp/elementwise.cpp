@@ -3,6 +3,7 @@
 
 #include "arith.hpp"
 #include "fault.hpp"
+#include "kiln/ir/attribute_enums.hpp"
 #include "program.hpp"
 
 namespace kiln::runtime::interp {
@@ -132,14 +133,17 @@ Routine pick_cmp(const ir::Type& type) {
 }
 
 Routine bind_cmp(const ir::Operation& op, const ir::Type& type) {
-  const std::string& pred = op.symbol_attribute("pred");
-  if (pred == "eq") return pick_cmp<Pred::eq>(type);
-  if (pred == "ne") return pick_cmp<Pred::ne>(type);
-  if (pred == "lt") return pick_cmp<Pred::lt>(type);
-  if (pred == "le") return pick_cmp<Pred::le>(type);
-  if (pred == "gt") return pick_cmp<Pred::gt>(type);
-  if (pred == "ge") return pick_cmp<Pred::ge>(type);
-  unsupported(op, "unknown predicate '" + pred + "'");
+  const std::optional<ir::Predicate> pred = ir::attribute_enum<ir::Predicate>(op);
+  if (!pred) unsupported(op, "unknown predicate '" + op.symbol_attribute("pred") + "'");
+  switch (*pred) {
+    case ir::Predicate::eq: return pick_cmp<Pred::eq>(type);
+    case ir::Predicate::ne: return pick_cmp<Pred::ne>(type);
+    case ir::Predicate::lt: return pick_cmp<Pred::lt>(type);
+    case ir::Predicate::le: return pick_cmp<Pred::le>(type);
+    case ir::Predicate::gt: return pick_cmp<Pred::gt>(type);
+    case ir::Predicate::ge: return pick_cmp<Pred::ge>(type);
+  }
+  unsupported(op, "unknown predicate");
 }
 
 ir::DType unsigned_of(ir::DType t) {

@@ -70,7 +70,9 @@ TEST(IntegerDivision, EveryDivisionRunsOnAGuardedDivisor) {
     EXPECT_TRUE(contains(kernel.llvm_ir, "kernel divide: integer division by zero in rem at divide.hpp:13"));
     EXPECT_TRUE(contains(kernel.ptx, "__assertfail"));
     EXPECT_TRUE(contains(kernel.ptx, is_signed ? "div.s" : "div.u"));
-    if (is_signed) EXPECT_TRUE(contains(kernel.llvm_ir, "icmp eq i")) << "the -1 divisor is compared";
+    if (is_signed) {
+      EXPECT_TRUE(contains(kernel.llvm_ir, "icmp eq i")) << "the -1 divisor is compared";
+    }
     for (const char* arch : {"sm_80", "sm_90a"})
       KILN_EXPECT_PTXAS_ACCEPTS(compile_text(text, arch), arch, std::string("divide_") + dtype);
   }

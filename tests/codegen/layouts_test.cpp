@@ -84,7 +84,7 @@ TEST(AssignLayouts, BroadcastRegisterMapStaysInTheThread) {
 TEST(AssignLayouts, RegisterMapRefusesElementsOfOtherThreads) {
   const LinearLayout rows = blocked_layout({64, 64}, {1, 4}, {2, 16}, {4, 1}, {1, 0});
   const LinearLayout columns = blocked_layout({64, 64}, {4, 1}, {16, 2}, {1, 4}, {0, 1});
-  EXPECT_THROW(thread_local_register_map(rows, {64, 64}, columns, {64, 64}, -1, "broadcast"), LoweringError);
+  EXPECT_THROW(thread_local_register_map(rows, {64, 64}, columns, {64, 64}, -1, "broadcast"), InternalError);
 }
 
 }  // namespace

@@ -65,9 +65,10 @@ TYPED_TEST(NarrowFma, RoundsOnceAsFmaRnDoes) {
     EXPECT_EQ(static_cast<long double>(static_cast<float>(got[i])), want)
         << "element " << i << ": fma(" << static_cast<float>(a[i]) << ", " << static_cast<float>(b[i]) << ", "
         << static_cast<float>(c[i]) << ")";
-    if (i < static_cast<int>(cases.size()))
+    if (i < static_cast<int>(cases.size())) {
       EXPECT_NE(round_to_format(round_to_format(exact, format_of(DType::f32)), format), want)
           << "element " << i << " is a double-rounding case";
+    }
   }
 }
 

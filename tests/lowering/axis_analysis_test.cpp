@@ -236,6 +236,29 @@ TEST(AxisAnalysis, ConstantsAreFoldedAndCarryTheirValue) {
   EXPECT_EQ(k.info(5), expected({8}, {4}, {1}));
 }
 
+// The analysis folds integer constants with the canonicaliser's rules
+// (kiln/ir/integer_arithmetic.hpp): a negative shift amount is past the width
+// (the GPU code compares it unsigned), so a signed shr fills with the sign;
+// this analysis once clamped it to 0 and kept the value. MIN / -1 wraps.
+TEST(AxisAnalysis, ConstantsFoldWithTheIrsIntegerRules) {
+  const Analysed k(R"(kernel @k() {
+  %0 = constant {value = -64} : i32
+  %1 = constant {value = -3} : i32
+  %2 = shr %0, %1 : i32
+  %3 = constant {value = -2147483648} : i32
+  %4 = constant {value = -1} : i32
+  %5 = div %3, %4 : i32
+  %6 = rem %3, %4 : i32
+  %7 = constant {value = 0} : i32
+  %8 = div %0, %7 : i32
+}
+)");
+  EXPECT_EQ(k.info(2).constant, -1);
+  EXPECT_EQ(k.info(5).constant, -2147483648);
+  EXPECT_EQ(k.info(6).constant, 0);
+  EXPECT_EQ(k.info(8).constant, std::nullopt) << "division by zero faults at run time";
+}
+
 TEST(AxisAnalysis, TransAndReshapeMoveTheFacts) {
   const Analysed k(R"(kernel @k(%0: i32 {divisibility = 16}) {
   %1 = arange {start = 0} : tile<16xi32>

@@ -4,19 +4,19 @@
 #include <source_location>
 
 #include "kiln/dsl/creation.hpp"
+#include "kiln/dsl/memory.hpp"
 
 namespace kiln {
 
 /// How f32 inputs are multiplied: exactly (ieee), or rounded to tf32 first
 /// (tf32, as tensor cores do), or with the three-pass tf32 split (tf32x3).
-enum class Precision { ieee, tf32, tf32x3 };
+using Precision = ir::Precision;
 
 struct DotOptions {
   Precision precision = Precision::ieee;
 };
 
 namespace detail {
-inline const char* to_symbol(Precision p) { return p == Precision::ieee ? "ieee" : p == Precision::tf32 ? "tf32" : "tf32x3"; }
 
 template <Numeric A>
 constexpr ir::DType accumulator_dtype() {
@@ -39,7 +39,7 @@ auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
   using R = detail::dot_result_t<A, B>;
   static_assert(std::is_same_v<plain_t<Acc>, R>, "kiln: dot accumulator must be [M, N] of the accumulator dtype (f32, or i32 for i8)");
   return R(detail::emit(ir::OpCode::dot, {a.value(), b.value(), acc.value()}, ir_type<R>(),
-                        {{"precision", ir::Symbol{detail::to_symbol(opts.precision)}}}, loc));
+                        {{"precision", detail::to_symbol(opts.precision)}}, loc));
 }
 
 /// a @ b with a zero accumulator.

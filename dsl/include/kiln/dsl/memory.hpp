@@ -5,17 +5,18 @@
 #include <source_location>
 
 #include "kiln/dsl/arith.hpp"
+#include "kiln/ir/attribute_enums.hpp"
 
 namespace kiln {
 
 /// Cache hint of a load or store (PTX's .ca .cg .cs .cv).
-enum class Cache { none, ca, cg, cs, cv };
+using Cache = ir::Cache;
 /// Eviction priority hint.
-enum class Evict { none, first, last };
+using Evict = ir::Evict;
 /// Memory ordering of an atomic.
-enum class MemoryOrder { relaxed, acquire, release, acq_rel };
+using MemoryOrder = ir::MemoryOrder;
 /// The set of threads an atomic is atomic with respect to.
-enum class Scope { cta, gpu, sys };
+using Scope = ir::Scope;
 
 struct LoadOptions {
   /// The value of masked-off elements (0 when not given).
@@ -35,10 +36,11 @@ struct AtomicOptions {
 };
 
 namespace detail {
-const char* to_symbol(Cache c);
-const char* to_symbol(Evict e);
-const char* to_symbol(MemoryOrder o);
-const char* to_symbol(Scope s);
+/// The IR symbol of an option's value.
+template <class E>
+ir::Symbol to_symbol(E value) {
+  return ir::Symbol{std::string(ir::symbol_of(value))};
+}
 
 template <class M>
 constexpr void check_mask() {
@@ -61,7 +63,7 @@ auto masked_load(const P& ptrs, const M* mask, const O* other, const LoadOptions
   if (mask) operands.push_back(emit_broadcast(mask->value(), S::vector(), loc));
   if (other) operands.push_back(materialize(*other, dtype_of<R>, S::vector(), loc));
   return R(emit(ir::OpCode::load, operands, ir_type<R>(),
-                {{"cache", ir::Symbol{to_symbol(opts.cache)}}, {"evict", ir::Symbol{to_symbol(opts.evict)}}}, loc));
+                {{"cache", to_symbol(opts.cache)}, {"evict", to_symbol(opts.evict)}}, loc));
 }
 }  // namespace detail
 
@@ -70,7 +72,7 @@ template <Pointer P>
 auto load(const P& ptrs, LoadOptions opts = {}, std::source_location loc = std::source_location::current()) {
   using R = value_t<pointee_of<P>, shape_t<P>>;
   return R(detail::emit(ir::OpCode::load, {ptrs.value()}, ir_type<R>(),
-                        {{"cache", ir::Symbol{detail::to_symbol(opts.cache)}}, {"evict", ir::Symbol{detail::to_symbol(opts.evict)}}}, loc));
+                        {{"cache", detail::to_symbol(opts.cache)}, {"evict", detail::to_symbol(opts.evict)}}, loc));
 }
 
 /// Loads where `mask` is true; elsewhere the result is `opts.other` (or 0) and
@@ -104,7 +106,7 @@ void masked_store(const P& ptrs, const V& value, const M* mask, const StoreOptio
   using S = shape_t<P>;
   std::vector<ir::Value*> operands{ptrs.value(), materialize(value, dtype_of<pointee_of<P>>, S::vector(), loc)};
   if (mask) operands.push_back(emit_broadcast(mask->value(), S::vector(), loc));
-  emit_op(ir::OpCode::store, operands, {}, {{"cache", ir::Symbol{to_symbol(opts.cache)}}, {"evict", ir::Symbol{to_symbol(opts.evict)}}}, 0, loc);
+  emit_op(ir::OpCode::store, operands, {}, {{"cache", to_symbol(opts.cache)}, {"evict", to_symbol(opts.evict)}}, 0, loc);
 }
 }  // namespace detail
 
@@ -126,7 +128,7 @@ void store(const P& ptrs, const V& value, const M& mask, StoreOptions opts = {},
 
 namespace detail {
 template <Pointer P, class V, class M>
-auto atomic_rmw(const char* kind, const P& ptrs, const V& value, const M* mask, const AtomicOptions& opts,
+auto atomic_rmw(ir::AtomicKind kind, const P& ptrs, const V& value, const M* mask, const AtomicOptions& opts,
                 const std::source_location& loc) {
   check_store_shapes<P, V>();
   using S = shape_t<P>;
@@ -134,7 +136,7 @@ auto atomic_rmw(const char* kind, const P& ptrs, const V& value, const M* mask, 
   std::vector<ir::Value*> operands{ptrs.value(), materialize(value, dtype_of<R>, S::vector(), loc)};
   if (mask) operands.push_back(emit_broadcast(mask->value(), S::vector(), loc));
   return R(emit(ir::OpCode::atomic_rmw, operands, ir_type<R>(),
-                {{"kind", ir::Symbol{kind}}, {"order", ir::Symbol{to_symbol(opts.order)}}, {"scope", ir::Symbol{to_symbol(opts.scope)}}}, loc));
+                {{"kind", to_symbol(kind)}, {"order", to_symbol(opts.order)}, {"scope", to_symbol(opts.scope)}}, loc));
 }
 }  // namespace detail
 
@@ -152,19 +154,19 @@ auto atomic_rmw(const char* kind, const P& ptrs, const V& value, const M* mask, 
     return detail::atomic_rmw(KIND, ptrs, value, &mask, opts, loc);                                                 \
   }
 /// Atomically adds; returns the old values (0 where masked off).
-KILN_ATOMIC(atomic_add, "add")
+KILN_ATOMIC(atomic_add, ir::AtomicKind::add)
 /// Atomically takes the maximum; returns the old values.
-KILN_ATOMIC(atomic_max, "max")
+KILN_ATOMIC(atomic_max, ir::AtomicKind::max)
 /// Atomically takes the minimum; returns the old values.
-KILN_ATOMIC(atomic_min, "min")
+KILN_ATOMIC(atomic_min, ir::AtomicKind::min)
 /// Atomically ands bits; returns the old values.
-KILN_ATOMIC(atomic_and, "and")
+KILN_ATOMIC(atomic_and, ir::AtomicKind::bit_and)
 /// Atomically ors bits; returns the old values.
-KILN_ATOMIC(atomic_or, "or")
+KILN_ATOMIC(atomic_or, ir::AtomicKind::bit_or)
 /// Atomically xors bits; returns the old values.
-KILN_ATOMIC(atomic_xor, "xor")
+KILN_ATOMIC(atomic_xor, ir::AtomicKind::bit_xor)
 /// Atomically exchanges; returns the old values.
-KILN_ATOMIC(atomic_xchg, "xchg")
+KILN_ATOMIC(atomic_xchg, ir::AtomicKind::xchg)
 #undef KILN_ATOMIC
 
 /// Atomically: if *p == compare then *p = value; returns the old values.
@@ -178,7 +180,7 @@ auto atomic_cas(const P& ptrs, const Cmp& compare, const V& value, AtomicOptions
   return R(detail::emit(ir::OpCode::atomic_cas,
                         {ptrs.value(), detail::materialize(compare, dtype_of<R>, S::vector(), loc),
                          detail::materialize(value, dtype_of<R>, S::vector(), loc)},
-                        ir_type<R>(), {{"order", ir::Symbol{detail::to_symbol(opts.order)}}, {"scope", ir::Symbol{detail::to_symbol(opts.scope)}}}, loc));
+                        ir_type<R>(), {{"order", detail::to_symbol(opts.order)}, {"scope", detail::to_symbol(opts.scope)}}, loc));
 }
 
 }  // namespace kiln

@@ -18,6 +18,17 @@ struct LoweringError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A broken invariant of the code generator itself, which no kernel can be
+/// blamed for: "internal error in kiln: WHAT (please report)". Not a
+/// LoweringError, so that a caller (or test) expecting the user's kind of
+/// error does not take one for the other.
+struct InternalError : std::logic_error {
+  explicit InternalError(const std::string& what);
+};
+
+/// Threads per warp on every NVIDIA GPU (PTX's WARP_SZ).
+inline constexpr int kLanesPerWarp = 32;
+
 /// What to generate code for.
 struct GpuTarget {
   /// `sm_80` … `sm_90a` (LLVM 19's NVPTX backend, PTX ISA 8.5).
