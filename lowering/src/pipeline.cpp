@@ -1,5 +1,5 @@
 // The GPU lowering pipeline, read top to bottom as the pass list of
-// DESIGN.md ("GPU lowering"): verify, axis analysis, layouts, target, LLVM
+// docs/architecture.md ("The GPU lowering"): verify, axis analysis, layouts, target, LLVM
 // codegen, libdevice linking, O3, PTX. Each step is timed and dumped on request (KILN_DUMP=<pass>
 // or `all`, like ir::optimize's passes).
 #include <chrono>

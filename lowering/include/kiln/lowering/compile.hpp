@@ -1,5 +1,5 @@
 // The GPU code generator's public entry point: an optimised tile-IR kernel in,
-// LLVM IR and PTX for one NVIDIA architecture out (DESIGN.md, "GPU lowering").
+// LLVM IR and PTX for one NVIDIA architecture out (docs/architecture.md, "The GPU lowering").
 #pragma once
 
 #include <iosfwd>

@@ -1,7 +1,7 @@
 // Linear layouts: a layout is a linear map over GF(2) from the bits of named
 // hardware indices (register, lane, warp; or a shared-memory offset) to the
 // bits of the tile coordinates (dim0, dim1, …). Every layout the GPU lowering
-// uses is one of these (DESIGN.md, "GPU lowering"; arXiv 2505.23819).
+// uses is one of these (docs/architecture.md, "The GPU lowering"; arXiv 2505.23819).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Devices kernels run on: `cpu` (the tile-IR interpreter), `emu` (the GPU code
 // generator's output run on this machine's cores) and `cuda` (an NVIDIA GPU
-// through the CUDA driver). DESIGN.md, "Execution backends".
+// through the CUDA driver). docs/architecture.md, "The devices".
 #pragma once
 
 #include <string>
