@@ -185,15 +185,16 @@ AxisInfo bitwise(OpCode code, const AxisInfo& a, const AxisInfo& b, DType type,
   return result;
 }
 
-AxisInfo compare(const std::string& pred, const AxisInfo& a, const AxisInfo& b) {
+AxisInfo compare(std::optional<ir::Predicate> pred, const AxisInfo& a, const AxisInfo& b) {
+  using ir::Predicate;
   AxisInfo result = unknown(a.rank());
   for (int d = 0; d < a.rank(); ++d) {
     std::int64_t constancy = std::min(a.constancy[d], b.constancy[d]);
     // A run compared with a bound flips only where the run crosses the bound;
     // lt/ge flip between bound - 1 and bound, aligned like the bound, while
     // le/gt flip after the bound, at an unaligned place.
-    if (pred == "lt" || pred == "ge") constancy = std::max(constancy, aligned_block(a, b, d));
-    if (pred == "gt" || pred == "le") constancy = std::max(constancy, aligned_block(b, a, d));
+    if (pred == Predicate::lt || pred == Predicate::ge) constancy = std::max(constancy, aligned_block(a, b, d));
+    if (pred == Predicate::gt || pred == Predicate::le) constancy = std::max(constancy, aligned_block(b, a, d));
     result.constancy[d] = constancy;
   }
   return result;
@@ -434,7 +435,7 @@ class AxisAnalysis {
         // The constant mask may be either operand.
         x = b.constant || !a.constant ? bitwise(op.code, a, b, dtype, shape) : bitwise(op.code, b, a, dtype, shape);
         break;
-      case OpCode::cmp: x = compare(op.symbol_attribute("pred"), a, b); break;
+      case OpCode::cmp: x = compare(ir::attribute_enum<ir::Predicate>(op), a, b); break;
       case OpCode::minimum:
       case OpCode::maximum:
         for (std::size_t d = 0; d < rank; ++d) {
