@@ -65,7 +65,7 @@ class CommonSubexpressions {
     for (std::size_t i = 0; i < block.ops.size();) {
       Operation& op = *block.ops[i];
       replacements_.remap_operands(op);
-      if (passes::is_pure(op)) {
+      if (is_pure(op)) {
         const std::size_t h = hash_op(op);
         if (Operation* earlier = find(h, op)) {
           for (std::size_t r = 0; r < op.results.size(); ++r) replacements_.add(op.results[r], earlier->results[r]);

@@ -29,7 +29,7 @@ class DeadCode {
 
  private:
   bool is_dead(const Operation& op) {
-    if (!passes::is_removable_when_unused(op)) return false;
+    if (!is_removable_when_unused(op)) return false;
     for (const Value* r : op.results)
       if (uses_[r] != 0) return false;
     return true;

@@ -10,7 +10,7 @@ namespace kiln::ir {
 
 namespace {
 constexpr std::array kOpInfo = {
-#define KILN_OP(Enum, Text, NOperands, NResults, NRegions, Verifier, Attrs) \
+#define KILN_OP(Enum, Text, NOperands, NResults, NRegions, Verifier, Attrs, ...) \
   OpInfo{Text, NOperands, NResults, NRegions, Attrs},
 #include "kiln/ir/ops.def"
 #undef KILN_OP

@@ -14,7 +14,7 @@ namespace {
 bool is_loop(const Operation& op) { return op.code == OpCode::for_ || op.code == OpCode::while_; }
 
 bool is_invariant(const Operation& op, const Operation& loop) {
-  if (!passes::is_speculatable(op)) return false;
+  if (!is_speculatable(op)) return false;
   return std::none_of(op.operands.begin(), op.operands.end(),
                       [&](const Value* v) { return passes::is_defined_inside(*v, loop); });
 }

@@ -1,57 +1,14 @@
-// Op properties (side effects, purity) and the rewriting helpers the generic passes share.
+// The rewriting helpers the generic passes share; what an op may do comes
+// from the schema (kiln/ir/op_schema.hpp).
 #pragma once
 
 #include <cstddef>
 #include <unordered_map>
 
 #include "kiln/ir/ir.hpp"
+#include "kiln/ir/op_schema.hpp"
 
 namespace kiln::ir::passes {
-
-/// Writes memory or talks to the host: never removed, merged or moved.
-inline bool writes_or_reports(OpCode code) {
-  switch (code) {
-    case OpCode::store:
-    case OpCode::atomic_rmw:
-    case OpCode::atomic_cas:
-    case OpCode::print:
-    case OpCode::assert:
-      return true;
-    default:
-      return false;
-  }
-}
-
-/// The op, or an op in one of its regions, writes memory or reports.
-inline bool has_side_effects(const Operation& op) {
-  if (writes_or_reports(op.code)) return true;
-  for (auto& region : op.regions)
-    for (auto& inner : region->ops)
-      if (has_side_effects(*inner)) return true;
-  return false;
-}
-
-/// May be deleted when its results are unused (loads included: an unused
-/// load observes nothing). A yield is part of its region's structure.
-inline bool is_removable_when_unused(const Operation& op) {
-  return op.code != OpCode::yield && !has_side_effects(op);
-}
-
-/// Its results depend only on its operands and attributes: two such ops with
-/// equal inputs are interchangeable. A load is not (memory may change between
-/// two loads), nor is anything with a region.
-inline bool is_pure(const Operation& op) {
-  return op.regions.empty() && op.code != OpCode::load && op.code != OpCode::yield && !has_side_effects(op);
-}
-
-/// Pure and unable to fault, so it may run where the original program would
-/// not have run it (in front of a loop that runs zero times). Integer
-/// division by zero faults.
-inline bool is_speculatable(const Operation& op) {
-  if (!is_pure(op)) return false;
-  const bool integer_division = op.code == OpCode::div || op.code == OpCode::rem;
-  return !(integer_division && !is_float(op.results.at(0)->type.dtype));
-}
 
 /// The block defining `v`: the parent block of its op, or the block it is an argument of.
 inline const Block* defining_block(const Value& v) { return v.def ? v.def->parent : v.owner; }

@@ -461,7 +461,7 @@ void verify_assert(const Operation& op) {
 
 using OpVerifier = void (*)(const Operation&);
 constexpr std::array kOpVerifiers = {
-#define KILN_OP(Enum, Text, NOperands, NResults, NRegions, Verifier, Attrs) &Verifier,
+#define KILN_OP(Enum, Text, NOperands, NResults, NRegions, Verifier, ...) &Verifier,
 #include "kiln/ir/ops.def"
 #undef KILN_OP
 };

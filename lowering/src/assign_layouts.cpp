@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kiln/ir/op_schema.hpp"
 #include "kiln/lowering/blocked_layout.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/lowering/dot_layout.hpp"
@@ -23,28 +24,6 @@ namespace {
 using ir::OpCode;
 using ir::Operation;
 using ir::Value;
-
-
-/// Ops whose tile operands and results of one shape are combined element by
-/// element; the others (shape changes, dot, reductions, regions) separate classes.
-bool combines_elementwise(OpCode code) {
-  switch (code) {
-    case OpCode::broadcast:
-    case OpCode::expand_dims:
-    case OpCode::reshape:
-    case OpCode::trans:
-    case OpCode::join:
-    case OpCode::split:
-    case OpCode::dot:
-    case OpCode::reduce:
-    case OpCode::scan:
-    case OpCode::for_:
-    case OpCode::if_:
-    case OpCode::while_:
-    case OpCode::yield: return false;
-    default: return true;
-  }
-}
 
 /// Union-find over the tile values of the kernel body.
 class Classes {
@@ -148,7 +127,7 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
     if (op->code == OpCode::scan || op->code == OpCode::split)
       for (const Value* result : op->results)
         if (result->type.is_tile()) classes.unite(result, op->results.front());
-    if (!combines_elementwise(op->code)) continue;
+    if (!ir::joins_layout(op->code)) continue;
     const Value* first = nullptr;
     auto join = [&](const Value* v) {
       if (!v->type.is_tile()) return;
@@ -266,7 +245,7 @@ LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int nu
   };
   std::map<const Value*, int> bound_uses;
   for (const Operation* op : all_ops) {
-    if (combines_elementwise(op->code)) continue;
+    if (ir::joins_layout(op->code)) continue;
     for (const Value* value : op->operands)
       if (value->type.is_tile()) ++bound_uses[classes.find(value)];
     for (const Value* value : op->results)

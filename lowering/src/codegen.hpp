@@ -207,34 +207,35 @@ llvm::Value* shuffle_in_warp(KernelCodegen& cg, llvm::Value* value, WarpShuffle 
 std::vector<llvm::Value*> emit_layout_conversion(KernelCodegen& cg, const LayoutConversion& conversion,
                                                  const ir::Operation& user);
 
-/// Each returns false when `op` is not one of its family and leaves no code.
+/// One per family of ops.def (emit_op dispatches by ir::family_of).
 /// constant, program_id, num_programs, arange, splat, broadcast, expand_dims.
-bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op);
-/// Arithmetic, bitwise, cmp, select, cast, bitcast, math unaries, fma.
-bool emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op);
+void emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op);
+/// The elementwise and cast families: arithmetic, bitwise, cmp, select,
+/// math unaries, fma, cast, bitcast.
+void emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op);
 /// addptr, load, store (by each element's acting copy, DuplicatedElements).
-bool emit_memory_op(KernelCodegen& cg, const ir::Operation& op);
-/// for, if (their regions' yields are consumed by emit_region).
-bool emit_control_flow_op(KernelCodegen& cg, const ir::Operation& op);
+void emit_memory_op(KernelCodegen& cg, const ir::Operation& op);
+/// for, if, while (their regions' yields are consumed by emit_region).
+void emit_control_flow_op(KernelCodegen& cg, const ir::Operation& op);
 /// reduce: within each thread, across lanes with butterfly shuffles, across
 /// warps through shared memory.
-bool emit_reduce_op(KernelCodegen& cg, const ir::Operation& op);
+void emit_reduce_op(KernelCodegen& cg, const ir::Operation& op);
 /// reshape, trans, join, split: registers renamed or picked, the operands
 /// read in the layouts shape_layouts.hpp derives from the results'.
-bool emit_reshape_op(KernelCodegen& cg, const ir::Operation& op);
+void emit_reshape_op(KernelCodegen& cg, const ir::Operation& op);
 /// scan: within each thread, across lanes with butterfly shuffles, across
 /// warps through shared memory, one bit of the axis at a time.
-bool emit_scan_op(KernelCodegen& cg, const ir::Operation& op);
+void emit_scan_op(KernelCodegen& cg, const ir::Operation& op);
 /// dot: mma.sync.m16n8k16 on tensor cores for f16/bf16 inputs on sm_80+,
 /// else each thread's accumulator registers from its rows of a and columns
 /// of b in the dot operand layouts, summed in k order on the FMA units.
-bool emit_dot_op(KernelCodegen& cg, const ir::Operation& op);
+void emit_dot_op(KernelCodegen& cg, const ir::Operation& op);
 /// atomic_rmw, atomic_cas: one LLVM atomicrmw/cmpxchg per element, by its
 /// acting copy only (DuplicatedElements), the old value delivered to all copies.
-bool emit_atomic_op(KernelCodegen& cg, const ir::Operation& op);
+void emit_atomic_op(KernelCodegen& cg, const ir::Operation& op);
 /// print (vprintf, one line per element) and assert (__assertfail), by each
 /// element's acting copy only.
-bool emit_debug_op(KernelCodegen& cg, const ir::Operation& op);
+void emit_debug_op(KernelCodegen& cg, const ir::Operation& op);
 /// The fault of integer `op` (div, rem) where a register of its divisor,
 /// `divisors`, is 0: the interpreter's message by vprintf, then __assertfail.
 void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op, const std::vector<llvm::Value*>& divisors);

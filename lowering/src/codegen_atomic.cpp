@@ -351,10 +351,6 @@ class AtomicLowering {
 
 }  // namespace
 
-bool emit_atomic_op(KernelCodegen& cg, const ir::Operation& op) {
-  if (op.code != OpCode::atomic_rmw && op.code != OpCode::atomic_cas) return false;
-  AtomicLowering(cg, op).lower();
-  return true;
-}
+void emit_atomic_op(KernelCodegen& cg, const ir::Operation& op) { AtomicLowering(cg, op).lower(); }
 
 }  // namespace kiln::lowering

@@ -161,12 +161,12 @@ void emit_if(KernelCodegen& cg, const ir::Operation& op) {
 
 }  // namespace
 
-bool emit_control_flow_op(KernelCodegen& cg, const ir::Operation& op) {
+void emit_control_flow_op(KernelCodegen& cg, const ir::Operation& op) {
   switch (op.code) {
-    case OpCode::for_: emit_for(cg, op); return true;
-    case OpCode::while_: emit_while(cg, op); return true;
-    case OpCode::if_: emit_if(cg, op); return true;
-    default: return false;
+    case OpCode::for_: emit_for(cg, op); return;
+    case OpCode::while_: emit_while(cg, op); return;
+    case OpCode::if_: emit_if(cg, op); return;
+    default: throw InternalError(std::string(op.name()) + " reached the control-flow code generator");
   }
 }
 

@@ -273,11 +273,11 @@ void emit_assert(KernelCodegen& cg, const ir::Operation& op) {
 
 }  // namespace
 
-bool emit_debug_op(KernelCodegen& cg, const ir::Operation& op) {
+void emit_debug_op(KernelCodegen& cg, const ir::Operation& op) {
   switch (op.code) {
-    case OpCode::print: emit_print(cg, op); return true;
-    case OpCode::assert: emit_assert(cg, op); return true;
-    default: return false;
+    case OpCode::print: emit_print(cg, op); return;
+    case OpCode::assert: emit_assert(cg, op); return;
+    default: throw InternalError(std::string(op.name()) + " reached the debug code generator");
   }
 }
 

@@ -468,10 +468,6 @@ class DotLowering {
 
 }  // namespace
 
-bool emit_dot_op(KernelCodegen& cg, const ir::Operation& op) {
-  if (op.code != ir::OpCode::dot) return false;
-  DotLowering(cg, op).lower();
-  return true;
-}
+void emit_dot_op(KernelCodegen& cg, const ir::Operation& op) { DotLowering(cg, op).lower(); }
 
 }  // namespace kiln::lowering

@@ -17,6 +17,7 @@
 
 #include "codegen.hpp"
 #include "kiln/ir/attribute_enums.hpp"
+#include "kiln/ir/op_schema.hpp"
 
 namespace kiln::lowering {
 
@@ -28,60 +29,86 @@ using ir::OpCode;
 /// The lowering of one element of `op`, given one register of each operand.
 class ElementLowering {
  public:
-  ElementLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op) {}
+  ElementLowering(KernelCodegen& cg, const ir::Operation& op)
+      : cg_(cg),
+        b_(cg.builder),
+        op_(op),
+        is_float_(!op.operands[0]->type.is_pointer && ir::is_float(op.operands[0]->type.dtype)),
+        is_signed_(ir::is_signed_int(op.operands[0]->type.dtype)) {}
 
   llvm::Value* lower(std::vector<llvm::Value*> x) {
+    const Rule compute = rule(op_.code);
+    if (!compute) throw InternalError(std::string(op_.name()) + " reached the element-wise code generator");
     const ir::Type& type = op_.operands[0]->type;
     // fp8 computes in f32 and rounds back; a cast, bitcast or select handles its own.
     const bool computes_fp8 = op_.code != OpCode::cast && op_.code != OpCode::bitcast && op_.code != OpCode::select;
     if (computes_fp8 && !type.is_pointer && is_fp8(type.dtype)) {
       for (llvm::Value*& value : x) value = fp8_to_float(cg_, value, type.dtype);
-      llvm::Value* wide = lower_element(x);
+      llvm::Value* wide = compute(*this, x);
       const ir::Type& result = op_.result()->type;
       return is_fp8(result.dtype) ? float_to_fp8(cg_, wide, result.dtype) : wide;
     }
-    return lower_element(x);
+    return compute(*this, x);
+  }
+
+  /// How one element is computed from one register of each operand.
+  using Rule = llvm::Value* (*)(ElementLowering& l, const std::vector<llvm::Value*>& x);
+
+  /// The rule of each element-wise and cast op of ops.def; null for the
+  /// other families.
+  static constexpr Rule rule(OpCode code) {
+    using L = ElementLowering;
+    using X = const std::vector<llvm::Value*>&;
+    using V = llvm::Value*;
+    switch (code) {
+      case OpCode::add: return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFAdd(x[0], x[1]) : l.b_.CreateAdd(x[0], x[1]); };
+      case OpCode::sub: return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFSub(x[0], x[1]) : l.b_.CreateSub(x[0], x[1]); };
+      case OpCode::mul: return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFMul(x[0], x[1]) : l.b_.CreateMul(x[0], x[1]); };
+      case OpCode::div:
+        return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFDiv(x[0], x[1]) : l.integer_division(x[0], x[1], false); };
+      case OpCode::rem:
+        return [](L& l, X x) -> V { return l.is_float_ ? l.float_remainder(x[0], x[1]) : l.integer_division(x[0], x[1], true); };
+      case OpCode::minimum: return [](L& l, X x) -> V { return l.extremum(x, llvm::Intrinsic::minimum, llvm::Intrinsic::smin, llvm::Intrinsic::umin); };
+      case OpCode::maximum: return [](L& l, X x) -> V { return l.extremum(x, llvm::Intrinsic::maximum, llvm::Intrinsic::smax, llvm::Intrinsic::umax); };
+      case OpCode::neg: return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFNeg(x[0]) : l.b_.CreateNeg(x[0]); };
+      case OpCode::abs: return [](L& l, X x) -> V { return l.absolute(x[0]); };
+      case OpCode::and_: return [](L& l, X x) -> V { return l.b_.CreateAnd(x[0], x[1]); };
+      case OpCode::or_: return [](L& l, X x) -> V { return l.b_.CreateOr(x[0], x[1]); };
+      case OpCode::xor_: return [](L& l, X x) -> V { return l.b_.CreateXor(x[0], x[1]); };
+      case OpCode::not_: return [](L& l, X x) -> V { return l.b_.CreateNot(x[0]); };
+      case OpCode::shl: return [](L& l, X x) -> V { return l.shift_left(x[0], x[1]); };
+      case OpCode::shr: return [](L& l, X x) -> V { return l.shift_right(x[0], x[1]); };
+      case OpCode::umulhi: return [](L& l, X x) -> V { return l.multiply_high(x[0], x[1]); };
+      case OpCode::fma: return [](L& l, X x) -> V { return l.b_.CreateIntrinsic(x[0]->getType(), llvm::Intrinsic::fma, {x[0], x[1], x[2]}); };
+      case OpCode::cmp: return [](L& l, X x) -> V { return l.compare(x[0], x[1]); };
+      case OpCode::select: return [](L& l, X x) -> V { return l.b_.CreateSelect(x[0], x[1], x[2]); };
+      case OpCode::cast: return [](L& l, X x) -> V { return l.cast(x[0]); };
+      case OpCode::bitcast: return [](L& l, X x) -> V { return l.bitcast(x[0]); };
+      case OpCode::exp: return [](L& l, X x) -> V { return l.in_float(x[0], &L::exp); };
+      case OpCode::exp2: return [](L& l, X x) -> V { return l.in_float(x[0], &L::exp2); };
+      case OpCode::log: return [](L& l, X x) -> V { return l.in_float(x[0], &L::log); };
+      case OpCode::log2: return [](L& l, X x) -> V { return l.in_float(x[0], &L::log2); };
+      case OpCode::sqrt: return [](L& l, X x) -> V { return l.in_float(x[0], &L::sqrt); };
+      case OpCode::rsqrt: return [](L& l, X x) -> V { return l.in_float(x[0], &L::rsqrt); };
+      case OpCode::sin: return [](L& l, X x) -> V { return l.in_float(x[0], &L::sin); };
+      case OpCode::cos: return [](L& l, X x) -> V { return l.in_float(x[0], &L::cos); };
+      case OpCode::tanh: return [](L& l, X x) -> V { return l.in_float(x[0], &L::tanh); };
+      case OpCode::erf: return [](L& l, X x) -> V { return l.in_float(x[0], &L::erf); };
+      case OpCode::floor: return [](L& l, X x) -> V { return l.in_float(x[0], &L::floor); };
+      case OpCode::ceil: return [](L& l, X x) -> V { return l.in_float(x[0], &L::ceil); };
+      default: return nullptr;
+    }
   }
 
  private:
-  llvm::Value* lower_element(const std::vector<llvm::Value*>& x) {
-    const ir::Type& type = op_.operands[0]->type;
-    const bool is_float = !type.is_pointer && ir::is_float(type.dtype);
-    const bool is_signed = ir::is_signed_int(type.dtype);
-    switch (op_.code) {
-      case OpCode::add: return is_float ? b_.CreateFAdd(x[0], x[1]) : b_.CreateAdd(x[0], x[1]);
-      case OpCode::sub: return is_float ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
-      case OpCode::mul: return is_float ? b_.CreateFMul(x[0], x[1]) : b_.CreateMul(x[0], x[1]);
-      case OpCode::div: return is_float ? b_.CreateFDiv(x[0], x[1]) : integer_division(x[0], x[1], is_signed, false);
-      case OpCode::rem: return is_float ? float_remainder(x[0], x[1]) : integer_division(x[0], x[1], is_signed, true);
-      case OpCode::minimum:
-        return b_.CreateBinaryIntrinsic(is_float    ? llvm::Intrinsic::minimum
-                                        : is_signed ? llvm::Intrinsic::smin
-                                                    : llvm::Intrinsic::umin,
-                                        x[0], x[1]);
-      case OpCode::maximum:
-        return b_.CreateBinaryIntrinsic(is_float    ? llvm::Intrinsic::maximum
-                                        : is_signed ? llvm::Intrinsic::smax
-                                                    : llvm::Intrinsic::umax,
-                                        x[0], x[1]);
-      case OpCode::neg: return is_float ? b_.CreateFNeg(x[0]) : b_.CreateNeg(x[0]);
-      case OpCode::abs:
-        if (is_float) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x[0]);
-        return is_signed ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x[0], b_.getFalse()) : x[0];
-      case OpCode::and_: return b_.CreateAnd(x[0], x[1]);
-      case OpCode::or_: return b_.CreateOr(x[0], x[1]);
-      case OpCode::xor_: return b_.CreateXor(x[0], x[1]);
-      case OpCode::not_: return b_.CreateNot(x[0]);
-      case OpCode::shl: return shift_left(x[0], x[1]);
-      case OpCode::shr: return shift_right(x[0], x[1], is_signed);
-      case OpCode::umulhi: return multiply_high(x[0], x[1]);
-      case OpCode::fma: return b_.CreateIntrinsic(x[0]->getType(), llvm::Intrinsic::fma, {x[0], x[1], x[2]});
-      case OpCode::cmp: return compare(x[0], x[1], is_float, is_signed);
-      case OpCode::select: return b_.CreateSelect(x[0], x[1], x[2]);
-      case OpCode::cast: return cast(x[0]);
-      case OpCode::bitcast: return bitcast(x[0]);
-      default: return math(x[0]);
-    }
+  llvm::Value* extremum(const std::vector<llvm::Value*>& x, llvm::Intrinsic::ID of_floats,
+                        llvm::Intrinsic::ID of_signed, llvm::Intrinsic::ID of_unsigned) {
+    return b_.CreateBinaryIntrinsic(is_float_ ? of_floats : is_signed_ ? of_signed : of_unsigned, x[0], x[1]);
+  }
+
+  llvm::Value* absolute(llvm::Value* x) {
+    if (is_float_) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    return is_signed_ ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse()) : x;
   }
 
   /// Integer div or rem defined for every divisor, so that no LLVM pass may
@@ -91,12 +118,12 @@ class ElementLowering {
   /// whose results need no division: -a, wrapping (INT_MIN / -1 is INT_MIN,
   /// OPS.md), and remainder 0. PTX leaves division by zero "unspecified,
   /// machine-specific", so no device's instruction decides either case.
-  llvm::Value* integer_division(llvm::Value* a, llvm::Value* divisor, bool is_signed, bool remainder) {
+  llvm::Value* integer_division(llvm::Value* a, llvm::Value* divisor, bool remainder) {
     llvm::Type* type = divisor->getType();
     llvm::Value* one = llvm::ConstantInt::get(type, 1);
     llvm::Value* zero = llvm::ConstantInt::get(type, 0);
     llvm::Value* by_zero = b_.CreateICmpEQ(divisor, zero);
-    if (!is_signed) {
+    if (!is_signed_) {
       llvm::Value* safe = b_.CreateSelect(by_zero, one, divisor);
       return remainder ? b_.CreateURem(a, safe) : b_.CreateUDiv(a, safe);
     }
@@ -112,10 +139,10 @@ class ElementLowering {
     return b_.CreateSelect(too_far, llvm::ConstantInt::get(value->getType(), 0), b_.CreateShl(value, amount));
   }
 
-  llvm::Value* shift_right(llvm::Value* value, llvm::Value* amount, bool is_signed) {
+  llvm::Value* shift_right(llvm::Value* value, llvm::Value* amount) {
     const unsigned width = value->getType()->getIntegerBitWidth();
     llvm::Value* too_far = b_.CreateICmpUGE(amount, llvm::ConstantInt::get(amount->getType(), width));
-    if (is_signed)  // shifting by width-1 fills with the sign, as a clamped PTX shr.s does
+    if (is_signed_)  // shifting by width-1 fills with the sign, as a clamped PTX shr.s does
       return b_.CreateAShr(value,
                            b_.CreateSelect(too_far, llvm::ConstantInt::get(amount->getType(), width - 1), amount));
     return b_.CreateSelect(too_far, llvm::ConstantInt::get(value->getType(), 0), b_.CreateLShr(value, amount));
@@ -128,7 +155,7 @@ class ElementLowering {
     return b_.CreateTrunc(b_.CreateLShr(product, width), a->getType());
   }
 
-  llvm::Value* compare(llvm::Value* a, llvm::Value* b, bool is_float, bool is_signed) {
+  llvm::Value* compare(llvm::Value* a, llvm::Value* b) {
     const std::optional<ir::Predicate> pred = ir::attribute_enum<ir::Predicate>(op_);
     if (!pred)
       throw LoweringError("cmp: unknown predicate `" + op_.symbol_attribute("pred") + "` (" + op_place(op_) + ")");
@@ -147,8 +174,8 @@ class ElementLowering {
     };
     static_assert(std::size(kRows) == ir::AttributeEnum<ir::Predicate>::symbols.size());
     const Row& row = kRows[static_cast<std::size_t>(*pred)];
-    if (is_float) return b_.CreateFCmp(row.ordered_float, a, b);
-    return b_.CreateICmp(is_signed ? row.signed_int : row.unsigned_int, a, b);
+    if (is_float_) return b_.CreateFCmp(row.ordered_float, a, b);
+    return b_.CreateICmp(is_signed_ ? row.signed_int : row.unsigned_int, a, b);
   }
 
   llvm::Value* cast(llvm::Value* x) {
@@ -235,102 +262,59 @@ class ElementLowering {
     return b_.CreateFPTrunc(wide, type);
   }
 
-  /// The math unaries, computed in f32 for f16 and bf16 (OPS.md) and rounded
-  /// back. PTX has approximate exponentials and logarithms for f32 only; f64
-  /// calls libdevice.
-  llvm::Value* math(llvm::Value* x) {
+  /// A math unary on `x`, computed in f32 for f16 and bf16 (OPS.md) and
+  /// rounded back.
+  llvm::Value* in_float(llvm::Value* x, llvm::Value* (ElementLowering::*compute)(llvm::Value* wide)) {
     llvm::Type* type = x->getType();
     const bool narrow = type->isHalfTy() || type->isBFloatTy();
-    llvm::Value* wide = narrow ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
-    llvm::Type* wide_type = wide->getType();
-    const bool is_double = wide_type->isDoubleTy();
-    auto exp2 = [&](llvm::Value* v) {
-      return is_double ? call_libdevice("exp2", {v})
-                       : b_.CreateIntrinsic(wide_type, llvm::Intrinsic::nvvm_ex2_approx_f, {v});
-    };
-    auto log2 = [&](llvm::Value* v) {
-      return is_double ? call_libdevice("log2", {v})
-                       : b_.CreateIntrinsic(wide_type, llvm::Intrinsic::nvvm_lg2_approx_f, {v});
-    };
-    llvm::Value* result = nullptr;
-    switch (op_.code) {
-      case OpCode::exp:
-        if (is_double) {
-          result = call_libdevice("exp", {wide});
-          break;
-        }
-        result = exp2(b_.CreateFMul(wide, llvm::ConstantFP::get(wide_type, std::numbers::log2e)));
-        break;
-      case OpCode::exp2: result = exp2(wide); break;
-      case OpCode::log:
-        result = is_double ? call_libdevice("log", {wide})
-                           : b_.CreateFMul(log2(wide), llvm::ConstantFP::get(wide_type, std::numbers::ln2));
-        break;
-      case OpCode::log2: result = log2(wide); break;
-      case OpCode::sqrt: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, wide); break;
-      case OpCode::rsqrt:
-        result =
-            b_.CreateFDiv(llvm::ConstantFP::get(wide_type, 1.0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, wide));
-        break;
-      case OpCode::sin: result = call_libdevice("sin", {wide}); break;
-      case OpCode::cos: result = call_libdevice("cos", {wide}); break;
-      case OpCode::tanh: result = call_libdevice("tanh", {wide}); break;
-      case OpCode::erf: result = call_libdevice("erf", {wide}); break;
-      case OpCode::floor: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, wide); break;
-      case OpCode::ceil: result = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, wide); break;
-      default: throw LoweringError(unsupported_op_message(op_));
-    }
+    llvm::Value* result = (this->*compute)(narrow ? b_.CreateFPExt(x, b_.getFloatTy()) : x);
     return narrow ? b_.CreateFPTrunc(result, type) : result;
   }
+
+  // The math unaries on f32 or f64. PTX has approximate exponentials and
+  // logarithms for f32 only; f64 calls libdevice.
+  static bool is_double(llvm::Value* x) { return x->getType()->isDoubleTy(); }
+  llvm::Value* times(llvm::Value* x, double factor) {
+    return b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), factor));
+  }
+  llvm::Value* exp2(llvm::Value* x) {
+    return is_double(x) ? call_libdevice("exp2", {x})
+                        : b_.CreateIntrinsic(x->getType(), llvm::Intrinsic::nvvm_ex2_approx_f, {x});
+  }
+  llvm::Value* log2(llvm::Value* x) {
+    return is_double(x) ? call_libdevice("log2", {x})
+                        : b_.CreateIntrinsic(x->getType(), llvm::Intrinsic::nvvm_lg2_approx_f, {x});
+  }
+  llvm::Value* exp(llvm::Value* x) {
+    return is_double(x) ? call_libdevice("exp", {x}) : exp2(times(x, std::numbers::log2e));
+  }
+  llvm::Value* log(llvm::Value* x) { return is_double(x) ? call_libdevice("log", {x}) : times(log2(x), std::numbers::ln2); }
+  llvm::Value* sqrt(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
+  llvm::Value* rsqrt(llvm::Value* x) { return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), sqrt(x)); }
+  llvm::Value* sin(llvm::Value* x) { return call_libdevice("sin", {x}); }
+  llvm::Value* cos(llvm::Value* x) { return call_libdevice("cos", {x}); }
+  llvm::Value* tanh(llvm::Value* x) { return call_libdevice("tanh", {x}); }
+  llvm::Value* erf(llvm::Value* x) { return call_libdevice("erf", {x}); }
+  llvm::Value* floor(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x); }
+  llvm::Value* ceil(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x); }
 
   KernelCodegen& cg_;
   llvm::IRBuilder<>& b_;
   const ir::Operation& op_;
+  bool is_float_;  // the operands are floats (fp8 ones computed in f32)
+  bool is_signed_;
 };
 
-bool is_elementwise(OpCode code) {
-  switch (code) {
-    case OpCode::add:
-    case OpCode::sub:
-    case OpCode::mul:
-    case OpCode::div:
-    case OpCode::rem:
-    case OpCode::minimum:
-    case OpCode::maximum:
-    case OpCode::neg:
-    case OpCode::abs:
-    case OpCode::and_:
-    case OpCode::or_:
-    case OpCode::xor_:
-    case OpCode::not_:
-    case OpCode::shl:
-    case OpCode::shr:
-    case OpCode::umulhi:
-    case OpCode::fma:
-    case OpCode::cmp:
-    case OpCode::select:
-    case OpCode::cast:
-    case OpCode::bitcast:
-    case OpCode::exp:
-    case OpCode::exp2:
-    case OpCode::log:
-    case OpCode::log2:
-    case OpCode::sqrt:
-    case OpCode::rsqrt:
-    case OpCode::sin:
-    case OpCode::cos:
-    case OpCode::tanh:
-    case OpCode::erf:
-    case OpCode::floor:
-    case OpCode::ceil: return true;
-    default: return false;
-  }
-}
+static_assert(ir::first_op_missing(ir::OpFamily::elementwise,
+                                   [](OpCode code) { return ElementLowering::rule(code) != nullptr; }) == ir::kOpCount,
+              "an elementwise op of ops.def has no rule in ElementLowering::rule");
+static_assert(ir::first_op_missing(ir::OpFamily::cast,
+                                   [](OpCode code) { return ElementLowering::rule(code) != nullptr; }) == ir::kOpCount,
+              "a cast op of ops.def has no rule in ElementLowering::rule");
 
 }  // namespace
 
-bool emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op) {
-  if (!is_elementwise(op.code)) return false;
+void emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op) {
   const ir::Value& result = *op.result();
   for (const ir::Value* operand : op.operands) cg.element_type(operand->type, op);
   const int count = cg.register_count(result);
@@ -349,7 +333,6 @@ bool emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op) {
     values.push_back(lowering.lower(elements));
   }
   cg.define(result, std::move(values));
-  return true;
 }
 
 }  // namespace kiln::lowering

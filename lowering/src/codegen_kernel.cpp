@@ -5,24 +5,13 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "codegen.hpp"
+#include "kiln/ir/op_schema.hpp"
 
 namespace kiln::lowering {
-
-namespace {
-
-
-bool writes_memory(const ir::Function& fn) {
-  bool writes = false;
-  ir::walk(fn.body, [&](ir::Operation& op) {
-    writes |= op.code == ir::OpCode::store || op.code == ir::OpCode::atomic_rmw || op.code == ir::OpCode::atomic_cas;
-  });
-  return writes;
-}
-
-}  // namespace
 
 const std::vector<llvm::Value*>& KernelCodegen::values_of(const ir::Value& value) const {
   auto it = registers.find(&value);
@@ -113,7 +102,9 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
   // noalias promises that memory reached through one argument is reached
   // through no other while the kernel runs. With no write that holds trivially;
   // otherwise only the launcher can know the buffers are disjoint.
-  const bool no_overlap = target.arguments_do_not_overlap || !writes_memory(fn);
+  const bool writes = std::any_of(fn.body.ops.begin(), fn.body.ops.end(),
+                                  [](const std::unique_ptr<ir::Operation>& op) { return ir::writes_memory(*op); });
+  const bool no_overlap = target.arguments_do_not_overlap || !writes;
   for (std::size_t i = 0; i < fn.body.arguments.size(); ++i) {
     const ir::Value* argument = fn.body.arguments[i];
     llvm::Argument* parameter = cg.kernel->getArg(static_cast<unsigned>(i));
@@ -153,13 +144,21 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
 }
 
 void emit_op(KernelCodegen& cg, const ir::Operation& op) {
-  if (emit_creation_or_shape_op(cg, op) || emit_elementwise_op(cg, op) || emit_memory_op(cg, op) ||
-      emit_control_flow_op(cg, op) || emit_reduce_op(cg, op))
-    return;
-  if (emit_dot_op(cg, op)) return;
-  if (emit_reshape_op(cg, op) || emit_scan_op(cg, op)) return;
-  if (emit_atomic_op(cg, op) || emit_debug_op(cg, op)) return;
-  throw LoweringError(unsupported_op_message(op));
+  switch (ir::family_of(op.code)) {
+    case ir::OpFamily::creation:
+    case ir::OpFamily::shape: emit_creation_or_shape_op(cg, op); return;
+    case ir::OpFamily::rearrange: emit_reshape_op(cg, op); return;
+    case ir::OpFamily::elementwise:
+    case ir::OpFamily::cast: emit_elementwise_op(cg, op); return;
+    case ir::OpFamily::memory: emit_memory_op(cg, op); return;
+    case ir::OpFamily::atomic: emit_atomic_op(cg, op); return;
+    case ir::OpFamily::dot: emit_dot_op(cg, op); return;
+    case ir::OpFamily::reduce: emit_reduce_op(cg, op); return;
+    case ir::OpFamily::scan: emit_scan_op(cg, op); return;
+    case ir::OpFamily::control: emit_control_flow_op(cg, op); return;
+    case ir::OpFamily::debug: emit_debug_op(cg, op); return;
+    case ir::OpFamily::terminator: throw InternalError("a yield outside the end of a region (" + op_place(op) + ")");
+  }
 }
 
 std::vector<std::vector<llvm::Value*>> emit_region(KernelCodegen& cg, const ir::Block& block,
@@ -171,7 +170,7 @@ std::vector<std::vector<llvm::Value*>> emit_region(KernelCodegen& cg, const ir::
   for (std::size_t i = 0; i < arguments.size(); ++i) cg.define(*block.arguments[i], arguments[i]);
   std::vector<std::vector<llvm::Value*>> yielded;
   for (const auto& op : block.ops) {
-    if (op->code != ir::OpCode::yield) {
+    if (ir::family_of(op->code) != ir::OpFamily::terminator) {
       emit_op(cg, *op);
       continue;
     }

@@ -214,12 +214,12 @@ void emit_addptr(KernelCodegen& cg, const ir::Operation& op) {
 
 }  // namespace
 
-bool emit_memory_op(KernelCodegen& cg, const ir::Operation& op) {
+void emit_memory_op(KernelCodegen& cg, const ir::Operation& op) {
   switch (op.code) {
-    case OpCode::addptr: emit_addptr(cg, op); return true;
-    case OpCode::load: emit_load(cg, op); return true;
-    case OpCode::store: emit_store(cg, op); return true;
-    default: return false;
+    case OpCode::addptr: emit_addptr(cg, op); return;
+    case OpCode::load: emit_load(cg, op); return;
+    case OpCode::store: emit_store(cg, op); return;
+    default: throw InternalError(std::string(op.name()) + " reached the memory code generator");
   }
 }
 

@@ -195,10 +195,6 @@ class ReduceLowering {
 
 }  // namespace
 
-bool emit_reduce_op(KernelCodegen& cg, const ir::Operation& op) {
-  if (op.code != OpCode::reduce) return false;
-  ReduceLowering(cg, op).lower();
-  return true;
-}
+void emit_reduce_op(KernelCodegen& cg, const ir::Operation& op) { ReduceLowering(cg, op).lower(); }
 
 }  // namespace kiln::lowering

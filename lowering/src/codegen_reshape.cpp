@@ -92,19 +92,19 @@ void emit_split(KernelCodegen& cg, const ir::Operation& op) {
 
 }  // namespace
 
-bool emit_reshape_op(KernelCodegen& cg, const ir::Operation& op) {
+void emit_reshape_op(KernelCodegen& cg, const ir::Operation& op) {
   switch (op.code) {
     case OpCode::reshape:
       cg.define(*op.result(),
                 renamed(cg, op, reshape_operand_layout(cg.layouts.at(*op.result()), op.operands[0]->type.shape)));
-      return true;
+      return;
     case OpCode::trans:
       cg.define(*op.result(),
                 renamed(cg, op, trans_operand_layout(cg.layouts.at(*op.result()), op.ints_attribute("order"))));
-      return true;
-    case OpCode::join: emit_join(cg, op); return true;
-    case OpCode::split: emit_split(cg, op); return true;
-    default: return false;
+      return;
+    case OpCode::join: emit_join(cg, op); return;
+    case OpCode::split: emit_split(cg, op); return;
+    default: throw InternalError(std::string(op.name()) + " reached the reshape code generator");
   }
 }
 

@@ -301,10 +301,6 @@ class ScanLowering {
 
 }  // namespace
 
-bool emit_scan_op(KernelCodegen& cg, const ir::Operation& op) {
-  if (op.code != OpCode::scan) return false;
-  ScanLowering(cg, op).lower();
-  return true;
-}
+void emit_scan_op(KernelCodegen& cg, const ir::Operation& op) { ScanLowering(cg, op).lower(); }
 
 }  // namespace kiln::lowering

@@ -98,24 +98,14 @@ std::int32_t register_coordinate(const LinearLayout& layout, int reg, int dim) {
   return layout.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})[dim].second;
 }
 
-bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
-  switch (op.code) {
-    case OpCode::constant:
-    case OpCode::program_id:
-    case OpCode::num_programs:
-    case OpCode::arange:
-    case OpCode::splat:
-    case OpCode::broadcast:
-    case OpCode::expand_dims: break;
-    default: return false;
-  }
+void emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
   const ir::Value& result = *op.result();
   switch (op.code) {
     case OpCode::constant:
       cg.define(result, std::vector<llvm::Value*>(cg.register_count(result), constant_value(cg, op)));
-      return true;
+      return;
     case OpCode::program_id:
-    case OpCode::num_programs: cg.define(result, {cg.read_special_register(grid_register(op))}); return true;
+    case OpCode::num_programs: cg.define(result, {cg.read_special_register(grid_register(op))}); return;
     case OpCode::arange: {
       const LinearLayout& layout = cg.layouts.at(result);
       llvm::Value* thread_part = thread_coordinate(cg, layout, 0);
@@ -128,17 +118,17 @@ bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
         values.push_back(start == 0 ? value : cg.builder.CreateAdd(value, cg.builder.getInt32(start)));
       }
       cg.define(result, std::move(values));
-      return true;
+      return;
     }
     case OpCode::splat:
       cg.define(result, std::vector<llvm::Value*>(cg.register_count(result), cg.values_of(*op.operands[0])[0]));
-      return true;
+      return;
     case OpCode::broadcast:
     case OpCode::expand_dims: {
       const ir::Value& source = *op.operands[0];
       if (source.type.is_scalar()) {
         cg.define(result, std::vector<llvm::Value*>(cg.register_count(result), cg.values_of(source)[0]));
-        return true;
+        return;
       }
       // A use that needs its operand in another layout reads a converted copy.
       const LayoutConversion* conversion = cg.layouts.conversion(op, source);
@@ -151,9 +141,9 @@ bool emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
       std::vector<llvm::Value*> mapped;
       for (int source_register : map) mapped.push_back(values[source_register]);
       cg.define(result, std::move(mapped));
-      return true;
+      return;
     }
-    default: return false;
+    default: throw InternalError(std::string(op.name()) + " reached the creation and shape code generator");
   }
 }
 

@@ -4,6 +4,7 @@
 #include "arith.hpp"
 #include "fault.hpp"
 #include "kiln/ir/attribute_enums.hpp"
+#include "kiln/ir/op_schema.hpp"
 #include "program.hpp"
 
 namespace kiln::runtime::interp {
@@ -110,40 +111,30 @@ Routine pick(const ir::Operation& op, const ir::Type& type, Make make) {
       unsupported(op, "not defined for " + ir::to_string(type.element()));
   });
 }
-template <class Op>
-Routine unary(const ir::Operation& op, const ir::Type& t) {
-  return pick<Op>(op, t, [](auto e) -> Routine { return &run_unary<decltype(e), Op>; });
-}
-template <class Op>
-Routine binary(const ir::Operation& op, const ir::Type& t) {
-  return pick<Op>(op, t, [](auto e) -> Routine { return &run_binary<decltype(e), Op>; });
-}
-template <class Op>
-Routine ternary(const ir::Operation& op, const ir::Type& t) {
-  return pick<Op>(op, t, [](auto e) -> Routine { return &run_ternary<decltype(e), Op>; });
-}
-template <class Op>
-Routine int_divide(const ir::Operation& op, const ir::Type& t) {
-  return pick<Op>(op, t, [](auto e) -> Routine { return &run_int_divide<decltype(e), Op>; });
-}
 
-template <Pred P>
-Routine pick_cmp(const ir::Type& type) {
-  return with_element(type, [](auto e) -> Routine { return &run_cmp<decltype(e), P>; });
-}
+const ir::Type& operand_type(const ir::Operation& op) { return op.operands.at(0)->type; }
+bool is_integer_tile(const ir::Type& t) { return t.is_pointer || !is_float(t.dtype); }
 
-Routine bind_cmp(const ir::Operation& op, const ir::Type& type) {
-  const std::optional<ir::Predicate> pred = ir::attribute_enum<ir::Predicate>(op);
-  if (!pred) unsupported(op, "unknown predicate '" + op.symbol_attribute("pred") + "'");
-  switch (*pred) {
-    case ir::Predicate::eq: return pick_cmp<Pred::eq>(type);
-    case ir::Predicate::ne: return pick_cmp<Pred::ne>(type);
-    case ir::Predicate::lt: return pick_cmp<Pred::lt>(type);
-    case ir::Predicate::le: return pick_cmp<Pred::le>(type);
-    case ir::Predicate::gt: return pick_cmp<Pred::gt>(type);
-    case ir::Predicate::ge: return pick_cmp<Pred::ge>(type);
-  }
-  unsupported(op, "unknown predicate");
+/// Binds the routine of one elementwise op: sets `ins.run` (and any params).
+using Binder = void (*)(const ir::Operation& op, Instr& ins);
+
+template <class Op>
+void unary(const ir::Operation& op, Instr& ins) {
+  ins.run = pick<Op>(op, operand_type(op), [](auto e) -> Routine { return &run_unary<decltype(e), Op>; });
+}
+template <class Op>
+void binary(const ir::Operation& op, Instr& ins) {
+  ins.run = pick<Op>(op, operand_type(op), [](auto e) -> Routine { return &run_binary<decltype(e), Op>; });
+}
+template <class Op>
+void ternary(const ir::Operation& op, Instr& ins) {
+  ins.run = pick<Op>(op, operand_type(op), [](auto e) -> Routine { return &run_ternary<decltype(e), Op>; });
+}
+/// Integer division faults on a zero divisor; float division follows IEEE.
+template <class IntOp, class FloatOp>
+void divide(const ir::Operation& op, Instr& ins) {
+  if (!is_integer_tile(operand_type(op))) return binary<FloatOp>(op, ins);
+  ins.run = pick<IntOp>(op, operand_type(op), [](auto e) -> Routine { return &run_int_divide<decltype(e), IntOp>; });
 }
 
 ir::DType unsigned_of(ir::DType t) {
@@ -156,6 +147,88 @@ ir::DType unsigned_of(ir::DType t) {
   }
 }
 
+/// umulhi's high half is that of the unsigned product.
+void multiply_high(const ir::Operation& op, Instr& ins) {
+  const ir::Type& t = operand_type(op);
+  const ir::Type as_unsigned = is_signed_int(t.dtype) ? ir::Type::scalar(unsigned_of(t.dtype)) : t;
+  ins.run = pick<ops::Umulhi>(op, as_unsigned, [](auto e) -> Routine { return &run_binary<decltype(e), ops::Umulhi>; });
+}
+
+template <Pred P>
+Routine pick_cmp(const ir::Type& type) {
+  return with_element(type, [](auto e) -> Routine { return &run_cmp<decltype(e), P>; });
+}
+
+void compare(const ir::Operation& op, Instr& ins) {
+  const std::optional<ir::Predicate> pred = ir::attribute_enum<ir::Predicate>(op);
+  if (!pred) unsupported(op, "unknown predicate '" + op.symbol_attribute("pred") + "'");
+  const ir::Type& type = operand_type(op);
+  switch (*pred) {
+    case ir::Predicate::eq: ins.run = pick_cmp<Pred::eq>(type); return;
+    case ir::Predicate::ne: ins.run = pick_cmp<Pred::ne>(type); return;
+    case ir::Predicate::lt: ins.run = pick_cmp<Pred::lt>(type); return;
+    case ir::Predicate::le: ins.run = pick_cmp<Pred::le>(type); return;
+    case ir::Predicate::gt: ins.run = pick_cmp<Pred::gt>(type); return;
+    case ir::Predicate::ge: ins.run = pick_cmp<Pred::ge>(type); return;
+  }
+}
+
+void select(const ir::Operation& op, Instr& ins) {
+  if (op.operands.size() != 3) unsupported(op, "takes a condition and two values");
+  if (ins.in[1].bytes != ins.in[2].bytes || ins.in[1].bytes != ins.out[0].bytes)
+    unsupported(op, "value types differ: " + ir::to_string(op.operands[1]->type) + " and " +
+                        ir::to_string(op.operands[2]->type));
+  const std::int64_t cond = ins.in[0].numel();
+  if (cond != ins.n && cond != 1)
+    unsupported(op, "condition " + ir::to_string(op.operands[0]->type) + " does not match " +
+                        ir::to_string(op.operands[1]->type));
+  ins.param[0] = cond != ins.n;
+  ins.run = with_width(ins.out[0].element_bytes, [](auto u) -> Routine { return &run_select<decltype(u)>; });
+}
+
+/// The binder of each elementwise op of ops.def; null for the other families.
+constexpr Binder elementwise_binder(ir::OpCode code) {
+  using namespace ops;
+  switch (code) {
+    case ir::OpCode::add: return &binary<Add>;
+    case ir::OpCode::sub: return &binary<Sub>;
+    case ir::OpCode::mul: return &binary<Mul>;
+    case ir::OpCode::div: return &divide<IntDiv, FloatDiv>;
+    case ir::OpCode::rem: return &divide<IntRem, FloatRem>;
+    case ir::OpCode::minimum: return &binary<Minimum>;
+    case ir::OpCode::maximum: return &binary<Maximum>;
+    case ir::OpCode::and_: return &binary<And>;
+    case ir::OpCode::or_: return &binary<Or>;
+    case ir::OpCode::xor_: return &binary<Xor>;
+    case ir::OpCode::shl: return &binary<Shl>;
+    case ir::OpCode::shr: return &binary<Shr>;
+    case ir::OpCode::umulhi: return &multiply_high;
+    case ir::OpCode::neg: return &unary<Neg>;
+    case ir::OpCode::not_: return &unary<Not>;
+    case ir::OpCode::abs: return &unary<Abs>;
+    case ir::OpCode::exp: return &unary<Exp>;
+    case ir::OpCode::exp2: return &unary<Exp2>;
+    case ir::OpCode::log: return &unary<Log>;
+    case ir::OpCode::log2: return &unary<Log2>;
+    case ir::OpCode::sqrt: return &unary<Sqrt>;
+    case ir::OpCode::rsqrt: return &unary<Rsqrt>;
+    case ir::OpCode::sin: return &unary<Sin>;
+    case ir::OpCode::cos: return &unary<Cos>;
+    case ir::OpCode::tanh: return &unary<Tanh>;
+    case ir::OpCode::erf: return &unary<Erf>;
+    case ir::OpCode::floor: return &unary<Floor>;
+    case ir::OpCode::ceil: return &unary<Ceil>;
+    case ir::OpCode::fma: return &ternary<Fma>;
+    case ir::OpCode::cmp: return &compare;
+    case ir::OpCode::select: return &select;
+    default: return nullptr;
+  }
+}
+
+static_assert(ir::first_op_missing(ir::OpFamily::elementwise,
+                                   [](ir::OpCode code) { return elementwise_binder(code) != nullptr; }) == ir::kOpCount,
+              "an elementwise op of ops.def has no interpreter routine in elementwise_binder");
+
 }  // namespace
 
 void bind_elementwise(const ir::Operation& op, Instr& ins) {
@@ -163,61 +236,10 @@ void bind_elementwise(const ir::Operation& op, Instr& ins) {
     if (op.code != ir::OpCode::select && ins.in[i].bytes != ins.in[0].bytes)
       unsupported(op, "operand types differ: " + ir::to_string(op.operands[0]->type) + " and " +
                           ir::to_string(op.operands[i]->type));
-  const ir::Type& t = op.operands.at(0)->type;
-  using namespace ops;
-  switch (op.code) {
-    case ir::OpCode::add: ins.run = binary<Add>(op, t); return;
-    case ir::OpCode::sub: ins.run = binary<Sub>(op, t); return;
-    case ir::OpCode::mul: ins.run = binary<Mul>(op, t); return;
-    case ir::OpCode::div:
-      ins.run = t.is_pointer || !is_float(t.dtype) ? int_divide<IntDiv>(op, t) : binary<FloatDiv>(op, t);
-      return;
-    case ir::OpCode::rem:
-      ins.run = t.is_pointer || !is_float(t.dtype) ? int_divide<IntRem>(op, t) : binary<FloatRem>(op, t);
-      return;
-    case ir::OpCode::minimum: ins.run = binary<Minimum>(op, t); return;
-    case ir::OpCode::maximum: ins.run = binary<Maximum>(op, t); return;
-    case ir::OpCode::and_: ins.run = binary<And>(op, t); return;
-    case ir::OpCode::or_: ins.run = binary<Or>(op, t); return;
-    case ir::OpCode::xor_: ins.run = binary<Xor>(op, t); return;
-    case ir::OpCode::shl: ins.run = binary<Shl>(op, t); return;
-    case ir::OpCode::shr: ins.run = binary<Shr>(op, t); return;
-    case ir::OpCode::umulhi:
-      ins.run = binary<Umulhi>(op, is_signed_int(t.dtype) ? ir::Type::scalar(unsigned_of(t.dtype)) : t);
-      return;
-    case ir::OpCode::neg: ins.run = unary<Neg>(op, t); return;
-    case ir::OpCode::not_: ins.run = unary<Not>(op, t); return;
-    case ir::OpCode::abs: ins.run = unary<Abs>(op, t); return;
-    case ir::OpCode::exp: ins.run = unary<Exp>(op, t); return;
-    case ir::OpCode::exp2: ins.run = unary<Exp2>(op, t); return;
-    case ir::OpCode::log: ins.run = unary<Log>(op, t); return;
-    case ir::OpCode::log2: ins.run = unary<Log2>(op, t); return;
-    case ir::OpCode::sqrt: ins.run = unary<Sqrt>(op, t); return;
-    case ir::OpCode::rsqrt: ins.run = unary<Rsqrt>(op, t); return;
-    case ir::OpCode::sin: ins.run = unary<Sin>(op, t); return;
-    case ir::OpCode::cos: ins.run = unary<Cos>(op, t); return;
-    case ir::OpCode::tanh: ins.run = unary<Tanh>(op, t); return;
-    case ir::OpCode::erf: ins.run = unary<Erf>(op, t); return;
-    case ir::OpCode::floor: ins.run = unary<Floor>(op, t); return;
-    case ir::OpCode::ceil: ins.run = unary<Ceil>(op, t); return;
-    case ir::OpCode::fma: ins.run = ternary<Fma>(op, t); return;
-    case ir::OpCode::cmp: ins.run = bind_cmp(op, t); return;
-    case ir::OpCode::select: {
-      if (op.operands.size() != 3) unsupported(op, "takes a condition and two values");
-      if (ins.in[1].bytes != ins.in[2].bytes || ins.in[1].bytes != ins.out[0].bytes)
-        unsupported(op, "value types differ: " + ir::to_string(op.operands[1]->type) + " and " +
-                            ir::to_string(op.operands[2]->type));
-      const std::int64_t cond = ins.in[0].numel();
-      if (cond != ins.n && cond != 1)
-        unsupported(op, "condition " + ir::to_string(op.operands[0]->type) + " does not match " +
-                            ir::to_string(op.operands[1]->type));
-      ins.param[0] = cond != ins.n;
-      ins.run = with_width(ins.out[0].element_bytes, [](auto u) -> Routine { return &run_select<decltype(u)>; });
-      return;
-    }
-    default:
-      unsupported(op, "the interpreter has no routine for this op");
-  }
+  const Binder bind = elementwise_binder(op.code);
+  if (!bind) throw std::logic_error("internal error in kiln: " + std::string(op.name()) +
+                                    " is not an elementwise op (please report)");
+  bind(op, ins);
 }
 
 }  // namespace kiln::runtime::interp

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "fault.hpp"
+#include "kiln/ir/op_schema.hpp"
 #include "program.hpp"
 
 namespace kiln::runtime::interp {
@@ -21,30 +22,16 @@ constexpr int kUndefinedSource = -2;
 
 std::size_t value_bytes(const ir::Type& t) { return static_cast<std::size_t>(t.numel()) * t.element_bytes(); }
 
-/// Ops that compute the same value in every program of a launch: pure,
-/// unable to fault, and reading only arguments, constants and other such
-/// values. They run once per frame instead of once per program.
+/// Ops that compute the same value in every program of a launch:
+/// speculatable (pure and unable to fault), not the program's own position,
+/// and reading only arguments, constants and other such values. They run once
+/// per frame instead of once per program. A dot stays in the body: its
+/// scratch is allocated at its place in the program.
 std::unordered_set<const ir::Operation*> program_invariant_ops(const ir::Function& fn) {
   std::unordered_set<const ir::Value*> invariant(fn.body.arguments.begin(), fn.body.arguments.end());
   std::unordered_set<const ir::Operation*> ops;
   walk(fn.body, [&](ir::Operation& op) {
-    switch (op.code) {
-      case ir::OpCode::program_id:
-      case ir::OpCode::div:
-      case ir::OpCode::rem:
-      case ir::OpCode::load:
-      case ir::OpCode::store:
-      case ir::OpCode::atomic_rmw:
-      case ir::OpCode::atomic_cas:
-      case ir::OpCode::dot:
-      case ir::OpCode::print:
-      case ir::OpCode::assert:
-      case ir::OpCode::yield:
-        return;
-      default:
-        break;
-    }
-    if (!op.regions.empty()) return;
+    if (!ir::is_speculatable(op) || op.code == ir::OpCode::program_id || op.code == ir::OpCode::dot) return;
     for (const ir::Value* v : op.operands)
       if (!invariant.count(v)) return;
     ops.insert(&op);
@@ -396,53 +383,20 @@ class Compiler {
     if (auto it = scratch_range_.find(&op); it != scratch_range_.end())
       ins.scratch = {allocator_.offset(it->second), dot_scratch_bytes(op), 1};
     for (auto& region : op.regions) ins.regions.push_back(compile_block(*region, init));
-    switch (op.code) {
-      case ir::OpCode::constant:
-      case ir::OpCode::program_id:
-      case ir::OpCode::num_programs:
-      case ir::OpCode::arange:
-      case ir::OpCode::splat:
-      case ir::OpCode::broadcast:
-      case ir::OpCode::expand_dims:
-      case ir::OpCode::reshape:
-      case ir::OpCode::trans:
-      case ir::OpCode::join:
-      case ir::OpCode::split:
-        bind_shape(op, ins);
-        break;
-      case ir::OpCode::cast:
-      case ir::OpCode::bitcast:
-        bind_cast(op, ins);
-        break;
-      case ir::OpCode::addptr:
-      case ir::OpCode::load:
-      case ir::OpCode::store:
-        bind_memory(op, ins);
-        break;
-      case ir::OpCode::atomic_rmw:
-      case ir::OpCode::atomic_cas:
-        bind_atomic(op, ins);
-        break;
-      case ir::OpCode::dot:
-        bind_dot(op, ins);
-        break;
-      case ir::OpCode::reduce:
-      case ir::OpCode::scan:
-        bind_reduce(op, ins);
-        break;
-      case ir::OpCode::for_:
-      case ir::OpCode::if_:
-      case ir::OpCode::while_:
-        bind_control(op, ins);
-        break;
-      case ir::OpCode::print:
-      case ir::OpCode::assert:
-        bind_debug(op, ins);
-        break;
-      case ir::OpCode::yield:
-        unsupported(op, "a yield must end a region");
-      default:
-        bind_elementwise(op, ins);
+    switch (ir::family_of(op.code)) {
+      case ir::OpFamily::creation:
+      case ir::OpFamily::shape:
+      case ir::OpFamily::rearrange: bind_shape(op, ins); break;
+      case ir::OpFamily::elementwise: bind_elementwise(op, ins); break;
+      case ir::OpFamily::cast: bind_cast(op, ins); break;
+      case ir::OpFamily::memory: bind_memory(op, ins); break;
+      case ir::OpFamily::atomic: bind_atomic(op, ins); break;
+      case ir::OpFamily::dot: bind_dot(op, ins); break;
+      case ir::OpFamily::reduce:
+      case ir::OpFamily::scan: bind_reduce(op, ins); break;
+      case ir::OpFamily::control: bind_control(op, ins); break;
+      case ir::OpFamily::debug: bind_debug(op, ins); break;
+      case ir::OpFamily::terminator: unsupported(op, "a yield must end a region");
     }
     return ins;
   }

@@ -2,11 +2,11 @@
 # mistake that the C++ compiler must reject with kiln's named check.
 #
 # A file starts with one or more lines `// expect: <regex>` (CMake regex
-# syntax); its test builds the file's EXCLUDE_FROM_ALL object library and
-# passes only if the build fails, the output names the file and every regex
-# matches. A file starting with `// expect-compile` is a positive control: its
-# test passes only if the build succeeds, proving the harness can tell the two
-# apart.
+# syntax), or the driver is given the regex as KILN_EXPECT; its test builds
+# the file's EXCLUDE_FROM_ALL object library and passes only if the build
+# fails, the output names the file and every regex matches. A file starting
+# with `// expect-compile` is a positive control: its test passes only if the
+# build succeeds, proving the harness can tell the two apart.
 #
 # Included from tests/CMakeLists.txt it registers the tests; run with
 # `cmake -P` it is the driver of one test.
@@ -32,7 +32,10 @@ file(READ ${KILN_SOURCE} text)
 
 set(expect_compile FALSE)
 set(regex_count 0)
-if(text MATCHES "^// expect-compile\n")
+if(DEFINED KILN_EXPECT)
+  set(regex_count 1)
+  set(regex_1 "${KILN_EXPECT}")
+elseif(text MATCHES "^// expect-compile\n")
   set(expect_compile TRUE)
 else()
   # Regexes may hold ';', so they are kept in numbered variables, not a list.

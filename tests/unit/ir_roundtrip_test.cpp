@@ -17,7 +17,7 @@ namespace kiln::ir {
 namespace {
 
 constexpr OpCode kAllOps[] = {
-#define KILN_OP(Enum, Text, NOperands, NResults, NRegions, Verifier, Attrs) OpCode::Enum,
+#define KILN_OP(Enum, ...) OpCode::Enum,
 #include "kiln/ir/ops.def"
 #undef KILN_OP
 };

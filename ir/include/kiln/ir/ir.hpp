@@ -23,7 +23,7 @@
 namespace kiln::ir {
 
 enum class OpCode : std::uint8_t {
-#define KILN_OP(Enum, Text, NOperands, NResults, NRegions, Verifier, Attrs) Enum,
+#define KILN_OP(Enum, ...) Enum,
 #include "kiln/ir/ops.def"
 #undef KILN_OP
 };

@@ -1,0 +1,38 @@
+// The effect queries of kiln/ir/op_schema.hpp.
+#include "kiln/ir/op_schema.hpp"
+
+namespace kiln::ir {
+
+namespace {
+
+bool any_inside(const Operation& op, bool (*holds)(OpCode)) {
+  if (holds(op.code)) return true;
+  for (auto& region : op.regions)
+    for (auto& inner : region->ops)
+      if (any_inside(*inner, holds)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool has_side_effects(const Operation& op) { return any_inside(op, &writes_or_reports); }
+
+bool writes_memory(const Operation& op) {
+  return any_inside(op, [](OpCode code) { return effect_of(code) == OpEffect::writes; });
+}
+
+bool is_removable_when_unused(const Operation& op) {
+  return family_of(op.code) != OpFamily::terminator && !has_side_effects(op);
+}
+
+bool is_pure(const Operation& op) {
+  return op.regions.empty() && effect_of(op.code) == OpEffect::none && family_of(op.code) != OpFamily::terminator;
+}
+
+bool is_speculatable(const Operation& op) {
+  if (!is_pure(op)) return false;
+  const bool integer_division = op.code == OpCode::div || op.code == OpCode::rem;
+  return !(integer_division && !is_float(op.results.at(0)->type.dtype));
+}
+
+}  // namespace kiln::ir
