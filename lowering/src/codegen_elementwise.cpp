@@ -3,7 +3,7 @@
 // them one layout). Integer semantics follow ir/OPS.md: C division, shifts
 // clamped as PTX does, casts saturating. Floats are IEEE: sqrt, rsqrt (1 /
 // sqrt, both correctly rounded) and floor/ceil are exact or nearly; sin, cos,
-// tanh, erf, float `rem` (fmod) and every f64 exponential or logarithm call
+// tanh, erf, log1p, float `rem` (fmod) and every f64 exponential or logarithm call
 // libdevice's accurate __nv_* functions (linked in before O3 by
 // link_libdevice). f32 exp, exp2, log and log2 use PTX's ex2/lg2.approx as
 // Triton does: ex2.approx.f32 and lg2.approx.f32 are within 2 ulp (lg2:
@@ -88,6 +88,7 @@ class ElementLowering {
       case OpCode::exp2: return [](L& l, X x) -> V { return l.in_float(x[0], &L::exp2); };
       case OpCode::log: return [](L& l, X x) -> V { return l.in_float(x[0], &L::log); };
       case OpCode::log2: return [](L& l, X x) -> V { return l.in_float(x[0], &L::log2); };
+      case OpCode::log1p: return [](L& l, X x) -> V { return l.in_float(x[0], &L::log1p); };
       case OpCode::sqrt: return [](L& l, X x) -> V { return l.in_float(x[0], &L::sqrt); };
       case OpCode::rsqrt: return [](L& l, X x) -> V { return l.in_float(x[0], &L::rsqrt); };
       case OpCode::sin: return [](L& l, X x) -> V { return l.in_float(x[0], &L::sin); };
@@ -291,6 +292,7 @@ class ElementLowering {
   llvm::Value* log(llvm::Value* x) { return is_double(x) ? call_libdevice("log", {x}) : times(log2(x), std::numbers::ln2); }
   llvm::Value* sqrt(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
   llvm::Value* rsqrt(llvm::Value* x) { return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), sqrt(x)); }
+  llvm::Value* log1p(llvm::Value* x) { return call_libdevice("log1p", {x}); }
   llvm::Value* sin(llvm::Value* x) { return call_libdevice("sin", {x}); }
   llvm::Value* cos(llvm::Value* x) { return call_libdevice("cos", {x}); }
   llvm::Value* tanh(llvm::Value* x) { return call_libdevice("tanh", {x}); }

@@ -210,6 +210,7 @@ constexpr Binder elementwise_binder(ir::OpCode code) {
     case ir::OpCode::exp2: return &unary<Exp2>;
     case ir::OpCode::log: return &unary<Log>;
     case ir::OpCode::log2: return &unary<Log2>;
+    case ir::OpCode::log1p: return &unary<Log1p>;
     case ir::OpCode::sqrt: return &unary<Sqrt>;
     case ir::OpCode::rsqrt: return &unary<Rsqrt>;
     case ir::OpCode::sin: return &unary<Sin>;

@@ -17,7 +17,7 @@ namespace {
 
 const std::vector<std::string> kFloats = {"f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
 const std::vector<std::string> kIntegers = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"};
-const std::vector<std::string> kMath = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin",
+const std::vector<std::string> kMath = {"exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "sin",
                                         "cos", "tanh", "erf",  "floor", "ceil", "abs", "neg"};
 const std::vector<std::string> kArithmetic = {"add", "sub", "mul", "div", "rem", "minimum", "maximum"};
 const std::vector<std::string> kBitwise = {"and", "or", "xor", "shl", "shr", "umulhi"};

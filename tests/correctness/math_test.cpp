@@ -1,5 +1,5 @@
 // Correctness of the math functions (exp exp2 log log2 sqrt rsqrt sin cos tanh
-// erf abs floor ceil, fma) and of the stdlib activations (sigmoid silu gelu
+// erf abs floor ceil, fma, log1p) and of the stdlib activations (sigmoid silu gelu
 // gelu_tanh relu) for every float dtype, against long double references.
 #include <cmath>
 #include <cstdint>
@@ -16,7 +16,7 @@ using kiln::test::as_double;
 using kiln::test::from_double;
 
 constexpr int kBlock = 64;
-constexpr int kOps = 19;
+constexpr int kOps = 20;
 // Elements 0 … kSpecials-1 hold special values (zeros, infinities, NaN, edge
 // cases); the activations, written as formulas in the DSL, are compared on the
 // others only.
@@ -52,6 +52,7 @@ void math_kernel(kl::Ptr<kl::Scalar<C>> x_ptr, kl::Ptr<kl::Scalar<C>> p_ptr, kl:
   put(kl::gelu_tanh(x));
   put(kl::relu(x));
   put(kl::fma(x, kl::load(y_ptr + offs, mask), kl::load(z_ptr + offs, mask)));
+  put(kl::log1p(p));
 }
 
 // References in long double, written as the stdlib defines each activation.
@@ -75,7 +76,8 @@ std::vector<long double> math_reference(long double x, long double p, long doubl
           x / 2 * (1 + std::erf(x / std::sqrt(2.0L))),
           x / 2 * (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846L) * (x + 0.044715L * x * x * x))),
           std::isnan(x) ? x : std::fmax(x, 0.0L),
-          std::fma(x, y, z)};
+          std::fma(x, y, z),
+          std::log1p(p)};
 }
 
 template <class T>
@@ -136,8 +138,8 @@ TYPED_TEST(Math, FunctionsAndActivationsMatchTheReference) {
   const double tol = kiln::test::tolerance<T>();
   static const char* const names[kOps] = {"exp",  "exp2",  "log",  "log2",    "sqrt",      "rsqrt",     "sin",
                                           "cos",  "tanh",  "erf",  "abs",     "floor",     "ceil",      "sigmoid",
-                                          "silu", "gelu",  "gelu_tanh", "relu", "fma"};
-  const double rel[kOps] = {tol, tol, tol, tol, tol, tol, tol, tol, tol, tol, 0, 0, 0, 3 * tol, 3 * tol, tol, tol, 0, tol};
+                                          "silu", "gelu",  "gelu_tanh", "relu", "fma", "log1p"};
+  const double rel[kOps] = {tol, tol, tol, tol, tol, tol, tol, tol, tol, tol, 0, 0, 0, 3 * tol, 3 * tol, tol, tol, 0, tol, tol};
   const auto got = out.to_host();
   for (int op = 0; op < kOps; ++op) {
     const bool activation = op >= 13 && op <= 17;

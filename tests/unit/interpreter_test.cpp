@@ -388,6 +388,7 @@ TEST(Interpreter, MathFunctionsMatchCmath) {
   const std::vector<std::pair<std::string, float (*)(float)>> domain = {
       {"log", [](float x) { return std::log(x); }},
       {"log2", [](float x) { return std::log2(x); }},
+      {"log1p", [](float x) { return std::log1p(x); }},
       {"sqrt", [](float x) { return std::sqrt(x); }},
       {"rsqrt", [](float x) { return 1 / std::sqrt(x); }}};
   for (const auto& [op, f] : domain) {

@@ -69,7 +69,7 @@ std::map<std::string, std::string> op_samples() {
                        "  %3 = select %0, %1, %2 : tile<8xf32>\n");
   s["cast"] = kernel("cast", "%0: tile<8xf32>", "  %1 = cast %0 : tile<8xbf16>\n");
   s["bitcast"] = kernel("bitcast", "%0: f32", "  %1 = bitcast %0 : u32\n");
-  for (const char* op : {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil"})
+  for (const char* op : {"exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil"})
     s[op] = unary(op, "tile<128xf32>");
   s["abs"] = unary("abs", "i32");
   s["addptr"] = kernel("addptr", "%0: tile<64xptr<f16>>, %1: tile<64xi32>",

@@ -42,6 +42,8 @@ KILN_FLOAT_UNARY(exp2)
 KILN_FLOAT_UNARY(log)
 /// base-2 logarithm
 KILN_FLOAT_UNARY(log2)
+/// log(1 + x), accurate for x near 0
+KILN_FLOAT_UNARY(log1p)
 /// square root
 KILN_FLOAT_UNARY(sqrt)
 /// 1 / sqrt(x)
