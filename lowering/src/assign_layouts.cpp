@@ -101,200 +101,250 @@ const LayoutConversion* LayoutMap::conversion(const ir::Operation& user, const i
   return it == conversions_.end() ? nullptr : &it->second;
 }
 
-LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int num_warps) {
-  if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)) != 0)
-    throw LoweringError("num_warps is " + std::to_string(num_warps) + ", expected a power of two from 1 to 32");
+namespace {
 
-  // Every op of the kernel, nested regions included, parents first.
-  std::vector<const Operation*> all_ops;
-  ir::walk(fn.body, [&](ir::Operation& op) { all_ops.push_back(&op); });
+/// The steps of assign_layouts, in order, sharing what each learns about the
+/// kernel: the classes of values that must share a layout, the vector width
+/// each class and rank is accessed at, the kernel's blocked layout per rank,
+/// the slices some classes are demanded in, and the layouts derived for the
+/// results of shape ops.
+class LayoutAssignment {
+ public:
+  LayoutAssignment(const ir::Function& fn, const AxisInfoMap& axes, int num_warps)
+      : fn_(fn), axes_(axes), num_warps_(num_warps) {
+    ir::walk(fn.body, [&](ir::Operation& op) { all_ops_.push_back(&op); });
+  }
 
-  Classes classes;
-  std::vector<const Value*> tiles;
-  auto add_tile = [&](const Value* value) {
-    if (!value->type.is_tile()) return;
-    tiles.push_back(value);
-    classes.find(value);
-  };
-  for (const Operation* op : all_ops) {
-    for (const Value* result : op->results) add_tile(result);
-    for (const auto& region : op->regions)
-      for (const Value* argument : region->arguments) add_tile(argument);
-    for (const auto& group : region_carried_groups(*op))
-      for (const Value* value : group)
-        if (value->type.is_tile()) classes.unite(value, group.front());
-    // A scan's results, and a split's halves, are produced together in one layout.
-    if (op->code == OpCode::scan || op->code == OpCode::split)
-      for (const Value* result : op->results)
-        if (result->type.is_tile()) classes.unite(result, op->results.front());
-    if (!ir::joins_layout(op->code)) continue;
-    const Value* first = nullptr;
-    auto join = [&](const Value* v) {
-      if (!v->type.is_tile()) return;
-      if (!first)
-        first = v;
-      else if (v->type.shape == first->type.shape)
-        classes.unite(v, first);
+  LayoutMap run() {
+    group_into_classes();
+    measure_access_widths();
+    choose_rank_layouts();
+    settle_slice_demands();
+    derive_shape_op_layouts();
+    LayoutMap layouts;
+    for (const Value* v : tiles_) {
+      auto it = derived_.find(classes_.find(v));
+      layouts.set(*v, it != derived_.end() ? it->second : class_layout(v));
+    }
+    record_expand_dims_conversions(layouts);
+    record_dot_conversions(layouts);
+    record_shape_op_conversions(fn_, num_warps_, layouts);
+    return layouts;
+  }
+
+ private:
+  /// Unites the values that share a layout: those an op joining layouts
+  /// combines (of one shape), a region's carried values, a scan's results
+  /// and a split's halves.
+  void group_into_classes() {
+    auto add_tile = [&](const Value* value) {
+      if (!value->type.is_tile()) return;
+      tiles_.push_back(value);
+      classes_.find(value);
     };
-    for (const Value* result : op->results) join(result);
-    for (const Value* operand : op->operands) join(operand);
-  }
-
-  // Widest access per class, and per rank above 1 the widest over all
-  // accesses of that rank (the tiles of one rank share a blocked layout).
-  std::map<const Value*, std::int64_t> class_width;
-  std::map<std::size_t, std::int64_t> rank_width;
-  for (const Operation* op : all_ops) {
-    if (op->code != OpCode::load && op->code != OpCode::store) continue;
-    const Value* pointers = op->operands[0];
-    if (!pointers->type.is_tile()) continue;
-    const int last = static_cast<int>(pointers->type.shape.size()) - 1;
-    if (fastest_dimension(axes.at(*pointers)) != last) continue;
-    // A thread holds no more than its share of the tile, so small tiles are
-    // spread over all threads instead of replicated (Triton's coalesce rule).
-    const std::int64_t share = std::max<std::int64_t>(1, pointers->type.numel() / (kLanesPerWarp * num_warps));
-    const std::int64_t width = std::min({access_vector_width(axes, *op), pointers->type.shape[last], share});
-    std::int64_t& w = class_width[classes.find(pointers)];
-    w = std::max(w, width);
-    if (last >= 1) {
-      std::int64_t& of_rank = rank_width.try_emplace(pointers->type.shape.size(), 1).first->second;
-      of_rank = std::max(of_rank, width);
+    for (const Operation* op : all_ops_) {
+      for (const Value* result : op->results) add_tile(result);
+      for (const auto& region : op->regions)
+        for (const Value* argument : region->arguments) add_tile(argument);
+      for (const auto& group : region_carried_groups(*op))
+        for (const Value* value : group)
+          if (value->type.is_tile()) classes_.unite(value, group.front());
+      // A scan's results, and a split's halves, are produced together in one layout.
+      if (op->code == OpCode::scan || op->code == OpCode::split)
+        for (const Value* result : op->results)
+          if (result->type.is_tile()) classes_.unite(result, op->results.front());
+      if (!ir::joins_layout(op->code)) continue;
+      const Value* first = nullptr;
+      auto join = [&](const Value* v) {
+        if (!v->type.is_tile()) return;
+        if (!first)
+          first = v;
+        else if (v->type.shape == first->type.shape)
+          classes_.unite(v, first);
+      };
+      for (const Value* result : op->results) join(result);
+      for (const Value* operand : op->operands) join(operand);
     }
   }
 
-  // A join's pairs are held by one thread (Triton's join layout): the new
-  // last dimension takes 2 registers, so that the slice the operands take
-  // is the kernel's layout one rank down when the other dimensions agree.
-  // (Ranks above 2 only: 2-D kernels keep their vector widths.)
-  for (const Operation* op : all_ops)
-    if (op->code == OpCode::join && op->result()->type.shape.size() >= 3) {
-      std::int64_t& of_rank = rank_width.try_emplace(op->result()->type.shape.size(), 1).first->second;
-      of_rank = std::max<std::int64_t>(of_rank, 2);
+  /// Widest access per class, and per rank above 1 the widest over all
+  /// accesses of that rank (the tiles of one rank share a blocked layout).
+  void measure_access_widths() {
+    for (const Operation* op : all_ops_) {
+      if (op->code != OpCode::load && op->code != OpCode::store) continue;
+      const Value* pointers = op->operands[0];
+      if (!pointers->type.is_tile()) continue;
+      const int last = static_cast<int>(pointers->type.shape.size()) - 1;
+      if (fastest_dimension(axes_.at(*pointers)) != last) continue;
+      // A thread holds no more than its share of the tile, so small tiles are
+      // spread over all threads instead of replicated (Triton's coalesce rule).
+      const std::int64_t share = std::max<std::int64_t>(1, pointers->type.numel() / (kLanesPerWarp * num_warps_));
+      const std::int64_t width = std::min({access_vector_width(axes_, *op), pointers->type.shape[last], share});
+      std::int64_t& w = class_width_[classes_.find(pointers)];
+      w = std::max(w, width);
+      if (last >= 1) widen_rank(pointers->type.shape.size(), width);
     }
+    // A join's pairs are held by one thread (Triton's join layout): the new
+    // last dimension takes 2 registers, so that the slice the operands take
+    // is the kernel's layout one rank down when the other dimensions agree.
+    // (Ranks above 2 only: 2-D kernels keep their vector widths.)
+    for (const Operation* op : all_ops_)
+      if (op->code == OpCode::join && op->result()->type.shape.size() >= 3)
+        widen_rank(op->result()->type.shape.size(), 2);
+  }
 
-  // One blocked layout per rank above 1 for the whole kernel, sized by its
-  // largest tile of that rank.
-  std::map<std::size_t, BlockedParameters> rank_parameters;
-  {
+  void widen_rank(std::size_t rank, std::int64_t width) {
+    std::int64_t& of_rank = rank_width_.try_emplace(rank, 1).first->second;
+    of_rank = std::max(of_rank, width);
+  }
+
+  /// One blocked layout per rank above 1 for the whole kernel, sized by its
+  /// largest tile of that rank.
+  void choose_rank_layouts() {
     std::map<std::size_t, ir::Shape> largest;
-    for (const Value* v : tiles) {
+    for (const Value* v : tiles_) {
       const std::size_t rank = v->type.shape.size();
       if (rank < 2) continue;
       auto [it, inserted] = largest.try_emplace(rank, v->type.shape);
       if (!inserted && v->type.numel() > ir::Type::tile(ir::DType::i32, it->second).numel()) it->second = v->type.shape;
     }
     for (const auto& [rank, shape] : largest) {
-      auto width = rank_width.find(rank);
-      rank_parameters.emplace(rank, kernel_blocked_parameters(shape, width == rank_width.end() ? 1 : width->second,
-                                                              num_warps));
+      auto width = rank_width_.find(rank);
+      rank_parameters_.emplace(
+          rank, kernel_blocked_parameters(shape, width == rank_width_.end() ? 1 : width->second, num_warps_));
     }
   }
-  auto rank_layout = [&](const ir::Shape& shape) {
-    const BlockedParameters& parameters = rank_parameters.at(shape.size());
+
+  LinearLayout rank_layout(const ir::Shape& shape) const {
+    const BlockedParameters& parameters = rank_parameters_.at(shape.size());
     return blocked_layout(shape, parameters.size_per_thread, parameters.threads_per_warp, parameters.warps_per_cta,
                           parameters.order);
-  };
+  }
 
-  // A class of rank r may be demanded a slice of a layout of rank r + 1: a
-  // reduce leaves its results in the slice of its input's layout;
-  // expand_dims needs its operand, and join its operands, in the slice of
-  // the result's layout. A reduce's layout is where its results are
-  // produced, so it decides the class's layout before any expand_dims or
-  // join does; of two reduces leaving one class in different layouts the
-  // first decides, and the other converts its results (codegen_reduce.cpp).
-  // `demands` holds, per class, the first slice layout an op needs it in;
-  // ranks are settled from the highest down, as each slice is of a layout
-  // one rank up.
-  std::map<const Value*, LinearLayout> demands;
-  auto class_layout = [&](const Value* v) {
+  /// The layout of `v`'s class: the slice demanded of it, else the kernel's
+  /// layout of its rank (1-D: blocked at the class's access width).
+  LinearLayout class_layout(const Value* v) {
     const ir::Shape& shape = v->type.shape;
-    const Value* root = classes.find(v);
-    if (auto demanded = demands.find(root); demanded != demands.end()) return demanded->second;
+    const Value* root = classes_.find(v);
+    if (auto demanded = demands_.find(root); demanded != demands_.end()) return demanded->second;
     if (shape.size() >= 2) return rank_layout(shape);
-    auto width = class_width.find(root);
-    const std::int64_t per_thread = width == class_width.end() ? 1 : width->second;
-    return blocked_layout(shape, {per_thread}, {kLanesPerWarp}, {num_warps}, {0});
-  };
-  const int top_rank = rank_parameters.empty() ? 1 : static_cast<int>(rank_parameters.rbegin()->first);
-  auto is_rank = [](const Value* v, int rank) {
-    return v->type.is_tile() && static_cast<int>(v->type.shape.size()) == rank;
-  };
-  for (int rank = top_rank - 1; rank >= 1; --rank) {
-    for (const Operation* op : all_ops) {
-      if (op->code != OpCode::reduce || !is_rank(op->operands[0], rank + 1)) continue;
-      const int axis = static_cast<int>(op->int_attribute("axis"));
-      const LinearLayout layout = slice_layout(class_layout(op->operands[0]), axis);
-      for (const Value* result : op->results) demands.try_emplace(classes.find(result), layout);
-    }
-    for (const Operation* op : all_ops) {
-      // join's operands take the slice of its result's layout: each thread then holds its pairs.
-      if (op->code == OpCode::join && is_rank(op->operands[0], rank) && is_rank(op->result(), rank + 1))
-        for (const Value* operand : op->operands)
-          demands.try_emplace(classes.find(operand), slice_layout(class_layout(op->result()), rank));
-      if (op->code == OpCode::expand_dims && is_rank(op->operands[0], rank) && is_rank(op->result(), rank + 1))
-        demands.try_emplace(classes.find(op->operands[0]),
-                            slice_layout(class_layout(op->result()), static_cast<int>(op->int_attribute("axis"))));
+    auto width = class_width_.find(root);
+    const std::int64_t per_thread = width == class_width_.end() ? 1 : width->second;
+    return blocked_layout(shape, {per_thread}, {kLanesPerWarp}, {num_warps_}, {0});
+  }
+
+  /// A class of rank r may be demanded a slice of a layout of rank r + 1: a
+  /// reduce leaves its results in the slice of its input's layout;
+  /// expand_dims needs its operand, and join its operands, in the slice of
+  /// the result's layout. A reduce's layout is where its results are
+  /// produced, so it decides the class's layout before any expand_dims or
+  /// join does; of two reduces leaving one class in different layouts the
+  /// first decides, and the other converts its results (codegen_reduce.cpp).
+  /// `demands_` holds, per class, the first slice layout an op needs it in;
+  /// ranks are settled from the highest down, as each slice is of a layout
+  /// one rank up.
+  void settle_slice_demands() {
+    const int top_rank = rank_parameters_.empty() ? 1 : static_cast<int>(rank_parameters_.rbegin()->first);
+    auto is_rank = [](const Value* v, int rank) {
+      return v->type.is_tile() && static_cast<int>(v->type.shape.size()) == rank;
+    };
+    for (int rank = top_rank - 1; rank >= 1; --rank) {
+      for (const Operation* op : all_ops_) {
+        if (op->code != OpCode::reduce || !is_rank(op->operands[0], rank + 1)) continue;
+        const int axis = static_cast<int>(op->int_attribute("axis"));
+        const LinearLayout layout = slice_layout(class_layout(op->operands[0]), axis);
+        for (const Value* result : op->results) demands_.try_emplace(classes_.find(result), layout);
+      }
+      for (const Operation* op : all_ops_) {
+        // join's operands take the slice of its result's layout: each thread then holds its pairs.
+        if (op->code == OpCode::join && is_rank(op->operands[0], rank) && is_rank(op->result(), rank + 1))
+          for (const Value* operand : op->operands)
+            demands_.try_emplace(classes_.find(operand), slice_layout(class_layout(op->result()), rank));
+        if (op->code == OpCode::expand_dims && is_rank(op->operands[0], rank) && is_rank(op->result(), rank + 1))
+          demands_.try_emplace(classes_.find(op->operands[0]),
+                               slice_layout(class_layout(op->result()), static_cast<int>(op->int_attribute("axis"))));
+      }
     }
   }
 
-  // The result class of a reshape, trans, join or split that no other op
-  // binding layouts (broadcasts, reductions, dot, regions) touches takes the
-  // layout in which the first such op moves no data, derived from its operand's.
-  auto is_shape_op = [](OpCode code) {
+  static bool is_shape_op(OpCode code) {
     return code == OpCode::reshape || code == OpCode::trans || code == OpCode::join || code == OpCode::split;
-  };
-  std::map<const Value*, int> bound_uses;
-  for (const Operation* op : all_ops) {
-    if (ir::joins_layout(op->code)) continue;
-    for (const Value* value : op->operands)
-      if (value->type.is_tile()) ++bound_uses[classes.find(value)];
-    for (const Value* value : op->results)
-      if (value->type.is_tile() && !is_shape_op(op->code)) ++bound_uses[classes.find(value)];
-    for (const auto& region : op->regions)
-      for (const Value* argument : region->arguments)
-        if (argument->type.is_tile()) ++bound_uses[classes.find(argument)];
-  }
-  std::map<const Value*, LinearLayout> derived;
-  for (const Operation* op : all_ops) {
-    if (!is_shape_op(op->code) || !op->operands[0]->type.is_tile() || !op->results[0]->type.is_tile()) continue;
-    const Value* operand = op->operands[0];
-    const Value* root = classes.find(op->results[0]);
-    if (root == classes.find(operand) || bound_uses[root] != 0 || derived.contains(root)) continue;
-    auto operand_derived = derived.find(classes.find(operand));
-    const LinearLayout operand_layout =
-        operand_derived != derived.end() ? operand_derived->second : class_layout(operand);
-    if (std::optional<LinearLayout> layout = moveless_result_layout(*op, operand_layout))
-      derived.insert_or_assign(root, std::move(*layout));
   }
 
-  LayoutMap layouts;
-  for (const Value* v : tiles) {
-    auto it = derived.find(classes.find(v));
-    layouts.set(*v, it != derived.end() ? it->second : class_layout(v));
-  }
-  // expand_dims reads its operand in the slice of its result's layout.
-  for (const Operation* op : all_ops) {
-    if (op->code != OpCode::expand_dims || !op->operands[0]->type.is_tile()) continue;
-    const Value* operand = op->operands[0];
-    const LinearLayout& lives_in = layouts.at(*operand);
-    LinearLayout needed = slice_layout(layouts.at(*op->result()), static_cast<int>(op->int_attribute("axis")));
-    if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{operand, lives_in, std::move(needed)});
-  }
-  // dot reads a and b in operand layouts derived from its result's, which
-  // the accumulator shares (both are 2-D tiles of one shape).
-  for (const Operation* op : all_ops) {
-    if (op->code != OpCode::dot || op->operands.size() != 3 || op->operands[0]->type.shape.size() != 2) continue;
-    const LinearLayout& result = layouts.at(*op->result());
-    const std::int64_t k_size = op->operands[0]->type.shape[1];
-    for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}}) {
-      const Value* value = op->operands[index];
-      const LinearLayout& lives_in = layouts.at(*value);
-      LinearLayout needed = dot_operand_layout(result, operand, k_size);
-      if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{value, lives_in, std::move(needed)});
+  /// The result class of a reshape, trans, join or split that no other op
+  /// binding layouts (broadcasts, reductions, dot, regions) touches takes the
+  /// layout in which the first such op moves no data, derived from its operand's.
+  void derive_shape_op_layouts() {
+    std::map<const Value*, int> bound_uses;
+    for (const Operation* op : all_ops_) {
+      if (ir::joins_layout(op->code)) continue;
+      for (const Value* value : op->operands)
+        if (value->type.is_tile()) ++bound_uses[classes_.find(value)];
+      for (const Value* value : op->results)
+        if (value->type.is_tile() && !is_shape_op(op->code)) ++bound_uses[classes_.find(value)];
+      for (const auto& region : op->regions)
+        for (const Value* argument : region->arguments)
+          if (argument->type.is_tile()) ++bound_uses[classes_.find(argument)];
+    }
+    for (const Operation* op : all_ops_) {
+      if (!is_shape_op(op->code) || !op->operands[0]->type.is_tile() || !op->results[0]->type.is_tile()) continue;
+      const Value* operand = op->operands[0];
+      const Value* root = classes_.find(op->results[0]);
+      if (root == classes_.find(operand) || bound_uses[root] != 0 || derived_.contains(root)) continue;
+      auto operand_derived = derived_.find(classes_.find(operand));
+      const LinearLayout operand_layout =
+          operand_derived != derived_.end() ? operand_derived->second : class_layout(operand);
+      if (std::optional<LinearLayout> layout = moveless_result_layout(*op, operand_layout))
+        derived_.insert_or_assign(root, std::move(*layout));
     }
   }
-  record_shape_op_conversions(fn, num_warps, layouts);
-  return layouts;
+
+  /// expand_dims reads its operand in the slice of its result's layout.
+  void record_expand_dims_conversions(LayoutMap& layouts) const {
+    for (const Operation* op : all_ops_) {
+      if (op->code != OpCode::expand_dims || !op->operands[0]->type.is_tile()) continue;
+      const Value* operand = op->operands[0];
+      const LinearLayout& lives_in = layouts.at(*operand);
+      LinearLayout needed = slice_layout(layouts.at(*op->result()), static_cast<int>(op->int_attribute("axis")));
+      if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{operand, lives_in, std::move(needed)});
+    }
+  }
+
+  /// dot reads a and b in operand layouts derived from its result's, which
+  /// the accumulator shares (both are 2-D tiles of one shape).
+  void record_dot_conversions(LayoutMap& layouts) const {
+    for (const Operation* op : all_ops_) {
+      if (op->code != OpCode::dot || op->operands.size() != 3 || op->operands[0]->type.shape.size() != 2) continue;
+      const LinearLayout& result = layouts.at(*op->result());
+      const std::int64_t k_size = op->operands[0]->type.shape[1];
+      for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}}) {
+        const Value* value = op->operands[index];
+        const LinearLayout& lives_in = layouts.at(*value);
+        LinearLayout needed = dot_operand_layout(result, operand, k_size);
+        if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{value, lives_in, std::move(needed)});
+      }
+    }
+  }
+
+  const ir::Function& fn_;
+  const AxisInfoMap& axes_;
+  const int num_warps_;
+  std::vector<const Operation*> all_ops_;  // nested regions included, parents first
+  Classes classes_;
+  std::vector<const Value*> tiles_;
+  std::map<const Value*, std::int64_t> class_width_;       // per class root
+  std::map<std::size_t, std::int64_t> rank_width_;         // per rank above 1
+  std::map<std::size_t, BlockedParameters> rank_parameters_;
+  std::map<const Value*, LinearLayout> demands_;           // per class root
+  std::map<const Value*, LinearLayout> derived_;           // per class root
+};
+
+}  // namespace
+
+LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int num_warps) {
+  if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)) != 0)
+    throw LoweringError("num_warps is " + std::to_string(num_warps) + ", expected a power of two from 1 to 32");
+  return LayoutAssignment(fn, axes, num_warps).run();
 }
 
 namespace {

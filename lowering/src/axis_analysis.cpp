@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kiln/ir/integer_arithmetic.hpp"
+#include "kiln/ir/op_schema.hpp"
 
 namespace kiln::lowering {
 
@@ -310,111 +311,140 @@ class AxisAnalysis {
     return half;
   }
 
+  /// The infos of an op's operands, null where unknown.
+  struct Operands {
+    std::vector<const AxisInfo*> infos;
+    /// The first `n` are known.
+    bool known(std::size_t n) const {
+      return infos.size() >= n && std::all_of(infos.begin(), infos.begin() + n, [](const AxisInfo* i) { return i; });
+    }
+    const AxisInfo& operator[](std::size_t i) const { return *infos[i]; }
+  };
+
   /// The rule for a single-result op, or nullopt when its operands are not
-  /// all known.
+  /// all known or no rule knows more than nothing; one visitor per family.
   std::optional<AxisInfo> visit(const Operation& op) const {
-    const Value& result = *op.result();
-    const std::vector<std::int64_t> shape = shape_of(result);
+    Operands in;
+    for (const Value* operand : op.operands) in.infos.push_back(info(operand));
+    switch (ir::family_of(op.code)) {
+      case ir::OpFamily::creation: return visit_creation(op);
+      case ir::OpFamily::shape: return visit_shape(op, in);
+      case ir::OpFamily::rearrange: return visit_rearrange(op, in);
+      case ir::OpFamily::elementwise: return visit_elementwise(op, in);
+      case ir::OpFamily::cast:
+        if (!in.known(1)) return std::nullopt;
+        return cast(in[0], *op.operands[0], *op.result(), op.code == OpCode::bitcast);
+      case ir::OpFamily::memory:
+        if (op.code != OpCode::addptr || !in.known(2)) return std::nullopt;
+        return add_like(in[0], in[1], false, ir::dtype_bytes(op.result()->type.dtype));
+      case ir::OpFamily::atomic:
+      case ir::OpFamily::dot:
+      case ir::OpFamily::reduce:
+      case ir::OpFamily::scan:
+      case ir::OpFamily::control:
+      case ir::OpFamily::terminator:
+      case ir::OpFamily::debug: return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  /// constant and arange; the grid queries are unknown.
+  static std::optional<AxisInfo> visit_creation(const Operation& op) {
+    const std::vector<std::int64_t> shape = shape_of(*op.result());
+    if (op.code == OpCode::constant) {
+      const auto* value = std::get_if<std::int64_t>(op.find_attribute("value"));
+      if (!value) return std::nullopt;
+      return constant_info(shape, *value);
+    }
+    if (op.code != OpCode::arange) return std::nullopt;
+    const std::int64_t start = op.int_attribute("start");
+    return AxisInfo{{shape[0]}, {power_of_two_divisor(start)}, {1}, shape[0] == 1 ? std::optional(start) : std::nullopt};
+  }
+
+  /// splat, broadcast, expand_dims.
+  static std::optional<AxisInfo> visit_shape(const Operation& op, const Operands& in) {
+    if (!in.known(1)) return std::nullopt;
+    const std::vector<std::int64_t> shape = shape_of(*op.result());
     const std::size_t rank = shape.size();
-    std::vector<const AxisInfo*> in;
-    for (const Value* operand : op.operands) in.push_back(info(operand));
-    auto known = [&](std::size_t n) {
-      return in.size() >= n && std::all_of(in.begin(), in.begin() + n, [](const AxisInfo* i) { return i; });
-    };
-    const DType dtype = op.operands.empty() ? result.type.dtype : op.operands[0]->type.dtype;
-
-    switch (op.code) {
-      case OpCode::constant: {
-        const auto* value = std::get_if<std::int64_t>(op.find_attribute("value"));
-        if (!value) return std::nullopt;
-        return constant_info(shape, *value);
-      }
-      case OpCode::arange: {
-        const std::int64_t start = op.int_attribute("start");
-        return AxisInfo{
-            {shape[0]}, {power_of_two_divisor(start)}, {1}, shape[0] == 1 ? std::optional(start) : std::nullopt};
-      }
-      case OpCode::splat:
-        if (!known(1)) return std::nullopt;
-        return AxisInfo{std::vector<std::int64_t>(rank, 1),
-                        std::vector<std::int64_t>(rank, element_divisibility(*in[0])), shape, in[0]->constant};
-      case OpCode::broadcast: {
-        if (!known(1)) return std::nullopt;
-        AxisInfo x = *in[0];
-        const std::vector<std::int64_t> from = shape_of(*op.operands[0]);
-        for (std::size_t d = 0; d < rank; ++d)
-          if (from[d] == 1 && shape[d] != 1) {
-            x.contiguity[d] = 1;
-            x.divisibility[d] = element_divisibility(*in[0]);
-            x.constancy[d] = shape[d];
-          }
-        return x;
-      }
-      case OpCode::expand_dims: {
-        if (!known(1)) return std::nullopt;
-        const auto axis = static_cast<std::size_t>(op.int_attribute("axis"));
-        // A scalar's [1] is only a stand-in: expanding it gives shape [1].
-        AxisInfo x = op.operands[0]->type.is_scalar() ? AxisInfo{{}, {}, {}, in[0]->constant} : *in[0];
-        x.contiguity.insert(x.contiguity.begin() + axis, 1);
-        x.divisibility.insert(x.divisibility.begin() + axis, element_divisibility(*in[0]));
-        x.constancy.insert(x.constancy.begin() + axis, 1);
-        return x;
-      }
-      case OpCode::reshape:
-        if (!known(1)) return std::nullopt;
-        return reshape(*in[0], shape_of(*op.operands[0]), shape);
-      case OpCode::trans: {
-        if (!known(1)) return std::nullopt;
-        AxisInfo x = unknown(rank);
-        x.constant = in[0]->constant;
-        const auto& order = op.ints_attribute("order");
-        for (std::size_t d = 0; d < rank; ++d) {
-          x.contiguity[d] = in[0]->contiguity[order[d]];
-          x.divisibility[d] = in[0]->divisibility[order[d]];
-          x.constancy[d] = in[0]->constancy[order[d]];
+    if (op.code == OpCode::splat)
+      return AxisInfo{std::vector<std::int64_t>(rank, 1), std::vector<std::int64_t>(rank, element_divisibility(in[0])),
+                      shape, in[0].constant};
+    if (op.code == OpCode::broadcast) {
+      AxisInfo x = in[0];
+      const std::vector<std::int64_t> from = shape_of(*op.operands[0]);
+      for (std::size_t d = 0; d < rank; ++d)
+        if (from[d] == 1 && shape[d] != 1) {
+          x.contiguity[d] = 1;
+          x.divisibility[d] = element_divisibility(in[0]);
+          x.constancy[d] = shape[d];
         }
-        return x;
-      }
-      case OpCode::join: {
-        if (!known(2)) return std::nullopt;
-        AxisInfo x = meet(*in[0], *in[1]);
-        if (op.operands[0]->type.is_scalar()) x = {{}, {}, {}, x.constant};
-        x.contiguity.push_back(1);
-        x.divisibility.push_back(std::min(element_divisibility(*in[0]), element_divisibility(*in[1])));
-        x.constancy.push_back(x.constant ? 2 : 1);
-        return x;
-      }
-      default: break;
+      return x;
     }
+    const auto axis = static_cast<std::size_t>(op.int_attribute("axis"));
+    // A scalar's [1] is only a stand-in: expanding it gives shape [1].
+    AxisInfo x = op.operands[0]->type.is_scalar() ? AxisInfo{{}, {}, {}, in[0].constant} : in[0];
+    x.contiguity.insert(x.contiguity.begin() + axis, 1);
+    x.divisibility.insert(x.divisibility.begin() + axis, element_divisibility(in[0]));
+    x.constancy.insert(x.constancy.begin() + axis, 1);
+    return x;
+  }
 
+  /// reshape, trans, join (split has two results: run_op).
+  static std::optional<AxisInfo> visit_rearrange(const Operation& op, const Operands& in) {
+    const std::vector<std::int64_t> shape = shape_of(*op.result());
+    if (op.code == OpCode::reshape) {
+      if (!in.known(1)) return std::nullopt;
+      return reshape(in[0], shape_of(*op.operands[0]), shape);
+    }
+    if (op.code == OpCode::trans) {
+      if (!in.known(1)) return std::nullopt;
+      AxisInfo x = unknown(shape.size());
+      x.constant = in[0].constant;
+      const auto& order = op.ints_attribute("order");
+      for (std::size_t d = 0; d < shape.size(); ++d) {
+        x.contiguity[d] = in[0].contiguity[order[d]];
+        x.divisibility[d] = in[0].divisibility[order[d]];
+        x.constancy[d] = in[0].constancy[order[d]];
+      }
+      return x;
+    }
+    if (op.code != OpCode::join || !in.known(2)) return std::nullopt;
+    AxisInfo x = meet(in[0], in[1]);
+    if (op.operands[0]->type.is_scalar()) x = {{}, {}, {}, x.constant};
+    x.contiguity.push_back(1);
+    x.divisibility.push_back(std::min(element_divisibility(in[0]), element_divisibility(in[1])));
+    x.constancy.push_back(x.constant ? 2 : 1);
+    return x;
+  }
+
+  /// select, the unaries that keep constancy (neg, abs, not) and the integer
+  /// binaries; the float math is unknown.
+  static std::optional<AxisInfo> visit_elementwise(const Operation& op, const Operands& in) {
     if (op.code == OpCode::select) {
-      if (!known(3)) return std::nullopt;
-      return select(*in[0], *in[1], *in[2]);
-    }
-    if (op.code == OpCode::cast || op.code == OpCode::bitcast) {
-      if (!known(1)) return std::nullopt;
-      return cast(*in[0], *op.operands[0], result, op.code == OpCode::bitcast);
-    }
-    if (op.code == OpCode::addptr) {
-      if (!known(2)) return std::nullopt;
-      return add_like(*in[0], *in[1], false, ir::dtype_bytes(result.type.dtype));
+      if (!in.known(3)) return std::nullopt;
+      return select(in[0], in[1], in[2]);
     }
     if (op.code == OpCode::neg || op.code == OpCode::abs || op.code == OpCode::not_) {
-      if (!known(1)) return std::nullopt;
+      if (!in.known(1)) return std::nullopt;
+      const std::size_t rank = shape_of(*op.result()).size();
       AxisInfo x = unknown(rank);
-      x.constancy = in[0]->constancy;
-      if (op.code != OpCode::not_) x.divisibility.assign(rank, element_divisibility(*in[0]));
-      if (in[0]->constant) {
-        const std::int64_t v = *in[0]->constant;
-        const std::int64_t negated = wrap(dtype, 0 - static_cast<std::uint64_t>(v));
+      x.constancy = in[0].constancy;
+      if (op.code != OpCode::not_) x.divisibility.assign(rank, element_divisibility(in[0]));
+      if (in[0].constant) {
+        const std::int64_t v = *in[0].constant;
+        const std::int64_t negated = wrap(op.operands[0]->type.dtype, 0 - static_cast<std::uint64_t>(v));
         x.constant = op.code == OpCode::not_ ? ~v : op.code == OpCode::neg || v < 0 ? negated : v;
       }
       return x;
     }
-    if (op.operands.size() != 2 || !known(2)) return std::nullopt;
-    const AxisInfo& a = *in[0];
-    const AxisInfo& b = *in[1];
-    AxisInfo x = unknown(rank);
+    if (op.operands.size() != 2 || !in.known(2)) return std::nullopt;
+    return visit_binary(op, in[0], in[1]);
+  }
+
+  static std::optional<AxisInfo> visit_binary(const Operation& op, const AxisInfo& a, const AxisInfo& b) {
+    const std::vector<std::int64_t> shape = shape_of(*op.result());
+    const DType dtype = op.operands[0]->type.dtype;
+    AxisInfo x = unknown(shape.size());
     switch (op.code) {
       case OpCode::add: x = add_like(a, b, false, 1); break;
       case OpCode::sub: x = add_like(a, b, true, 1); break;
@@ -438,13 +468,13 @@ class AxisAnalysis {
       case OpCode::cmp: x = compare(ir::attribute_enum<ir::Predicate>(op), a, b); break;
       case OpCode::minimum:
       case OpCode::maximum:
-        for (std::size_t d = 0; d < rank; ++d) {
+        for (std::size_t d = 0; d < shape.size(); ++d) {
           x.divisibility[d] = std::min(element_divisibility(a), element_divisibility(b));
           x.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
         }
         break;
       case OpCode::umulhi:
-        for (std::size_t d = 0; d < rank; ++d) x.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
+        for (std::size_t d = 0; d < shape.size(); ++d) x.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
         break;
       default: return std::nullopt;
     }

@@ -83,8 +83,9 @@ inline constexpr unsigned kSharedAddressSpace = 3;
 /// One op's scratch in the kernel's shared memory. Every op that uses shared
 /// memory (a layout conversion, a reduce or scan across warps, a dot's staged
 /// operands, a side effect's results delivered across warps) stores, waits at
-/// a barrier, reads, and waits at a barrier again before it ends: its scratch
-/// is dead outside the op, and no two ops' scratch is live at once. So every
+/// a barrier, reads, and waits at a barrier again before it ends
+/// (round_trip_through_shared_memory): its scratch is dead outside the op,
+/// and no two ops' scratch is live at once. So every
 /// op's scratch starts at offset 0 of one kernel-wide dynamic array, and the
 /// kernel's shared size is the largest op's, not the sum. Regions one op needs
 /// at the same time (a dot's a and b) take consecutive aligned offsets.
@@ -99,6 +100,24 @@ class SharedScratch {
   KernelCodegen& cg_;
   std::uint64_t end_ = 0;
 };
+
+/// Waits until every thread of the block has reached this point (bar.sync 0),
+/// its writes to shared memory visible to all.
+void emit_barrier(KernelCodegen& cg);
+
+/// One crossing of values between threads through SharedScratch: `store()`
+/// writes them, a barrier makes the writes visible, `load()` reads, and a
+/// second barrier keeps the next user of the scratch (the next op, the next
+/// iteration of a loop) from overwriting it before every thread has read.
+/// Returns what `load()` returns.
+template <class Store, class Load>
+auto round_trip_through_shared_memory(KernelCodegen& cg, Store store, Load load) {
+  store();
+  emit_barrier(cg);
+  auto loaded = load();
+  emit_barrier(cg);
+  return loaded;
+}
 
 /// A tile stored row-major in shared memory at `base`, its dimensions in the
 /// order `row_major_dims` names: each thread stores and loads the elements it

@@ -67,13 +67,9 @@ std::vector<llvm::Value*> convert_through_shared_memory(KernelCodegen& cg, const
   }
   const std::uint64_t element_bytes = cg.module.getDataLayout().getTypeAllocSize(in_memory);
   llvm::Value* buffer = SharedScratch(cg).take(elements * element_bytes);
-  auto barrier = [&] { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
-
-  SharedTile(cg, conversion.from, dims, in_memory, buffer).store(values);
-  barrier();
-  std::vector<llvm::Value*> converted = SharedTile(cg, conversion.to, dims, in_memory, buffer).load(in_register);
-  barrier();
-  return converted;
+  return round_trip_through_shared_memory(
+      cg, [&] { SharedTile(cg, conversion.from, dims, in_memory, buffer).store(values); },
+      [&] { return SharedTile(cg, conversion.to, dims, in_memory, buffer).load(in_register); });
 }
 
 /// One shfl.sync.idx per destination register, from the lane the plan names.

@@ -38,6 +38,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "codegen.hpp"
@@ -136,7 +137,7 @@ class DotLowering {
         cg_.values_of(*op_.operands[2], static_cast<std::size_t>(result.in_dim_size("register")), op_);
     if (cg_.layouts.at(*op_.operands[2]) != result || cg_.layouts.conversion(op_, *op_.operands[2]))
       throw InternalError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
-    if (a_source.staged || b_source.staged) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+    if (a_source.staged || b_source.staged) emit_barrier(cg_);
 
     // Per result register, the index of its row among the thread's distinct
     // rows and of its column among its distinct columns.
@@ -166,7 +167,7 @@ class DotLowering {
         for (std::int32_t k = 0; k < k_size_; ++k)
           sums = step(sums, a_source, b_source, a_part, b_part, b_.getInt32(k), k);
     }
-    if (a_source.staged || b_source.staged) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+    if (a_source.staged || b_source.staged) emit_barrier(cg_);
 
     Registers results;
     for (llvm::Value* sum : sums) results.push_back(from_work(sum));
@@ -291,16 +292,19 @@ class DotLowering {
     auto registers_of = [&](const ir::Value& value) -> const Registers& {
       return cg_.values_of(value, static_cast<std::size_t>(cg_.layouts.at(value).in_dim_size("register")), op_);
     };
-    auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
-    store_tile(registers_of(acc), result, n_size, f32, c_base);
-    store_tile(registers_of(a), cg_.layouts.at(a), k_size_, input_memory_type(), a_base);
-    store_tile(registers_of(b), cg_.layouts.at(b), n_size, input_memory_type(), b_base);
-    barrier();
-    Registers c_values = load_tile(c_layout, n_size, f32, c_base);
-    const Registers a_values = load_tile(a_layout, k_size_, input_memory_type(), a_base);
-    const Registers b_values = load_tile(b_layout, n_size, input_memory_type(), b_base);
-    barrier();
+    auto [c_values, a_values, b_values] = round_trip_through_shared_memory(
+        cg_,
+        [&] {
+          store_tile(registers_of(acc), result, n_size, f32, c_base);
+          store_tile(registers_of(a), cg_.layouts.at(a), k_size_, input_memory_type(), a_base);
+          store_tile(registers_of(b), cg_.layouts.at(b), n_size, input_memory_type(), b_base);
+        },
+        [&] {
+          return std::tuple{load_tile(c_layout, n_size, f32, c_base),
+                            load_tile(a_layout, k_size_, input_memory_type(), a_base),
+                            load_tile(b_layout, n_size, input_memory_type(), b_base)};
+        });
 
     const int k_tiles = static_cast<int>(k_size_ / 16);
     const int m_tiles = static_cast<int>(std::max<std::int64_t>(1, m_size / (16 * warps.m)));
@@ -326,11 +330,9 @@ class DotLowering {
         for (int j = 0; j < 4; ++j) c_values[c_first + j] = d[j];
       }
 
-    store_tile(c_values, c_layout, n_size, f32, c_base);
-    barrier();
-    const Registers results = load_tile(result, n_size, f32, c_base);
-    barrier();
-    cg_.define(*op_.result(), results);
+    cg_.define(*op_.result(), round_trip_through_shared_memory(
+                                  cg_, [&] { store_tile(c_values, c_layout, n_size, f32, c_base); },
+                                  [&] { return load_tile(result, n_size, f32, c_base); }));
   }
 
   llvm::Type* input_memory_type() const { return cg_.memory_type(op_.operands[0]->type.element(), op_); }

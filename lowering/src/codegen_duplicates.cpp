@@ -97,32 +97,34 @@ std::vector<llvm::Value*> DuplicatedElements::deliver_through_shared_memory(cons
   llvm::Value* buffer =
       SharedScratch(cg_).take(elements * cg_.module.getDataLayout().getTypeAllocSize(in_memory));
   auto slot = [&](int reg) { return b.CreateGEP(in_memory, buffer, flat_index(reg)); };
-  auto barrier = [&] { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
-  llvm::Value* acts = thread_acts();
-  for (std::size_t reg = 0; reg < acting.size(); ++reg) {
-    if (!register_may_act(static_cast<int>(reg))) continue;
-    llvm::Value* value = in_memory == in_register ? acting[reg] : b.CreateZExt(acting[reg], in_memory);
-    if (!acts) {
+  auto store_acting = [&] {
+    llvm::Value* acts = thread_acts();
+    for (std::size_t reg = 0; reg < acting.size(); ++reg) {
+      if (!register_may_act(static_cast<int>(reg))) continue;
+      llvm::Value* value = in_memory == in_register ? acting[reg] : b.CreateZExt(acting[reg], in_memory);
+      if (!acts) {
+        b.CreateStore(value, slot(static_cast<int>(reg)));
+        continue;
+      }
+      auto* store_block = llvm::BasicBlock::Create(cg_.context, "duplicates.store", cg_.kernel);
+      auto* merge_block = llvm::BasicBlock::Create(cg_.context, "duplicates.merge", cg_.kernel);
+      b.CreateCondBr(acts, store_block, merge_block);
+      b.SetInsertPoint(store_block);
       b.CreateStore(value, slot(static_cast<int>(reg)));
-      continue;
+      b.CreateBr(merge_block);
+      b.SetInsertPoint(merge_block);
     }
-    auto* store_block = llvm::BasicBlock::Create(cg_.context, "duplicates.store", cg_.kernel);
-    auto* merge_block = llvm::BasicBlock::Create(cg_.context, "duplicates.merge", cg_.kernel);
-    b.CreateCondBr(acts, store_block, merge_block);
-    b.SetInsertPoint(store_block);
-    b.CreateStore(value, slot(static_cast<int>(reg)));
-    b.CreateBr(merge_block);
-    b.SetInsertPoint(merge_block);
-  }
-  barrier();
-  std::vector<llvm::Value*> delivered;
-  for (std::size_t reg = 0; reg < acting.size(); ++reg) {
-    llvm::Value* value = b.CreateLoad(in_memory, slot(static_cast<int>(reg)));
-    delivered.push_back(in_memory == in_register ? value : b.CreateTrunc(value, in_register));
-  }
-  barrier();
-  return delivered;
+  };
+  auto load_all = [&] {
+    std::vector<llvm::Value*> delivered;
+    for (std::size_t reg = 0; reg < acting.size(); ++reg) {
+      llvm::Value* value = b.CreateLoad(in_memory, slot(static_cast<int>(reg)));
+      delivered.push_back(in_memory == in_register ? value : b.CreateTrunc(value, in_register));
+    }
+    return delivered;
+  };
+  return round_trip_through_shared_memory(cg_, store_acting, load_all);
 }
 
 }  // namespace kiln::lowering

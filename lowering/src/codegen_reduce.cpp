@@ -145,27 +145,29 @@ class ReduceLowering {
       memory_types.push_back(memory);
     }
     auto slot = [&](std::size_t i, llvm::Value* index) { return b_.CreateGEP(memory_types[i], buffers[i], index); };
-    auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
-    for (std::size_t r = 0; r < partials.size(); ++r)
-      for (std::size_t i = 0; i < buffers.size(); ++i)
-        b_.CreateStore(to_memory(partials[r][i], i), slot(i, b_.CreateAdd(element_index[r], warp_slot)));
-    barrier();
-    std::vector<Registers> combined;
-    for (std::size_t r = 0; r < partials.size(); ++r) {
-      Registers accumulated;
-      for (std::int64_t w = 0; w < warps_along_axis; ++w) {
-        Registers element;
-        for (std::size_t i = 0; i < buffers.size(); ++i) {
-          llvm::Value* address = slot(i, b_.CreateAdd(element_index[r], b_.getInt32(static_cast<std::uint32_t>(w))));
-          element.push_back(from_memory(b_.CreateLoad(memory_types[i], address), i));
+    auto store = [&] {
+      for (std::size_t r = 0; r < partials.size(); ++r)
+        for (std::size_t i = 0; i < buffers.size(); ++i)
+          b_.CreateStore(to_memory(partials[r][i], i), slot(i, b_.CreateAdd(element_index[r], warp_slot)));
+    };
+    auto load_and_combine = [&] {
+      std::vector<Registers> combined;
+      for (std::size_t r = 0; r < partials.size(); ++r) {
+        Registers accumulated;
+        for (std::int64_t w = 0; w < warps_along_axis; ++w) {
+          Registers element;
+          for (std::size_t i = 0; i < buffers.size(); ++i) {
+            llvm::Value* index = b_.CreateAdd(element_index[r], b_.getInt32(static_cast<std::uint32_t>(w)));
+            element.push_back(from_memory(b_.CreateLoad(memory_types[i], slot(i, index)), i));
+          }
+          accumulated = accumulated.empty() ? element : combine(accumulated, element);
         }
-        accumulated = accumulated.empty() ? element : combine(accumulated, element);
+        combined.push_back(std::move(accumulated));
       }
-      combined.push_back(std::move(accumulated));
-    }
-    barrier();
-    return combined;
+      return combined;
+    };
+    return round_trip_through_shared_memory(cg_, store, load_and_combine);
   }
 
   bool is_bool(std::size_t i) const {

@@ -249,29 +249,32 @@ class ScanLowering {
       llvm::Value* index = b_.CreateAdd(b_.CreateMul(thread, b_.getInt32(slots)), b_.getInt32(slot));
       return b_.CreateGEP(memory_types[i], buffers[i], index);
     };
-    auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
-    for (std::uint32_t s = 0; s < slots; ++s)
-      for (std::size_t i = 0; i < buffers.size(); ++i) {
-        llvm::Value* value = (*distinct[s])[i];
-        llvm::Type* memory = memory_types[i];
-        if (memory != value->getType()) value = b_.CreateZExt(value, memory);
-        b_.CreateStore(value, slot_address(i, cg_.warp, s));
+    auto store = [&] {
+      for (std::uint32_t s = 0; s < slots; ++s)
+        for (std::size_t i = 0; i < buffers.size(); ++i) {
+          llvm::Value* value = (*distinct[s])[i];
+          llvm::Type* memory = memory_types[i];
+          if (memory != value->getType()) value = b_.CreateZExt(value, memory);
+          b_.CreateStore(value, slot_address(i, cg_.warp, s));
+        }
+    };
+    auto load_partners = [&] {
+      llvm::Value* partner_warp = b_.CreateXor(cg_.warp, b_.getInt32(1u << warp_bit));
+      std::vector<Registers> loaded;
+      for (std::uint32_t s = 0; s < slots; ++s) {
+        Registers values;
+        for (std::size_t i = 0; i < buffers.size(); ++i) {
+          llvm::Type* memory = memory_types[i];
+          llvm::Type* in_register = (*distinct[s])[i]->getType();
+          llvm::Value* value = b_.CreateLoad(memory, slot_address(i, partner_warp, s));
+          values.push_back(memory == in_register ? value : b_.CreateTrunc(value, in_register));
+        }
+        loaded.push_back(std::move(values));
       }
-    barrier();
-    llvm::Value* partner_warp = b_.CreateXor(cg_.warp, b_.getInt32(1u << warp_bit));
-    std::vector<Registers> loaded;
-    for (std::uint32_t s = 0; s < slots; ++s) {
-      Registers values;
-      for (std::size_t i = 0; i < buffers.size(); ++i) {
-        llvm::Type* memory = memory_types[i];
-        llvm::Type* in_register = (*distinct[s])[i]->getType();
-        llvm::Value* value = b_.CreateLoad(memory, slot_address(i, partner_warp, s));
-        values.push_back(memory == in_register ? value : b_.CreateTrunc(value, in_register));
-      }
-      loaded.push_back(std::move(values));
-    }
-    barrier();
+      return loaded;
+    };
+    const std::vector<Registers> loaded = round_trip_through_shared_memory(cg_, store, load_partners);
     std::vector<Registers> partner;
     for (const Registers& element : total) partner.push_back(loaded[slot_of.at(element)]);
     return partner;

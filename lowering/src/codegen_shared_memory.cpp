@@ -3,6 +3,7 @@
 // why the ops may share it), and the limit of what one block may have.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Metadata.h>
 
 #include "codegen.hpp"
@@ -22,6 +23,8 @@ llvm::Value* SharedScratch::take(std::uint64_t bytes, std::uint64_t alignment) {
   cg_.shared_bytes = std::max(cg_.shared_bytes, end_);
   return cg_.builder.CreateConstInBoundsGEP1_64(cg_.builder.getInt8Ty(), cg_.shared_memory, offset);
 }
+
+void emit_barrier(KernelCodegen& cg) { cg.builder.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
 std::uint64_t shared_memory_limit_bytes(const std::string& arch) {
   constexpr std::uint64_t kibibyte = 1024;

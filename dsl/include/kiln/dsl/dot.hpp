@@ -4,7 +4,7 @@
 #include <source_location>
 
 #include "kiln/dsl/creation.hpp"
-#include "kiln/dsl/memory.hpp"
+#include "kiln/ir/attribute_enums.hpp"
 
 namespace kiln {
 
@@ -39,7 +39,7 @@ auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
   using R = detail::dot_result_t<A, B>;
   static_assert(std::is_same_v<plain_t<Acc>, R>, "kiln: dot accumulator must be [M, N] of the accumulator dtype (f32, or i32 for i8)");
   return R(detail::emit(ir::OpCode::dot, {a.value(), b.value(), acc.value()}, ir_type<R>(),
-                        {{"precision", detail::to_symbol(opts.precision)}}, loc));
+                        {{"precision", ir::symbol_attribute(opts.precision)}}, loc));
 }
 
 /// a @ b with a zero accumulator.

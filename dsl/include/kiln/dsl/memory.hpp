@@ -36,12 +36,6 @@ struct AtomicOptions {
 };
 
 namespace detail {
-/// The IR symbol of an option's value.
-template <class E>
-ir::Symbol to_symbol(E value) {
-  return ir::Symbol{std::string(ir::symbol_of(value))};
-}
-
 template <class M>
 constexpr void check_mask() {
   static_assert(Numeric<M> && dtype_of<M> == ir::DType::i1, "kiln: a mask must be an i1 value (a comparison)");
@@ -63,7 +57,7 @@ auto masked_load(const P& ptrs, const M* mask, const O* other, const LoadOptions
   if (mask) operands.push_back(emit_broadcast(mask->value(), S::vector(), loc));
   if (other) operands.push_back(materialize(*other, dtype_of<R>, S::vector(), loc));
   return R(emit(ir::OpCode::load, operands, ir_type<R>(),
-                {{"cache", to_symbol(opts.cache)}, {"evict", to_symbol(opts.evict)}}, loc));
+                {{"cache", ir::symbol_attribute(opts.cache)}, {"evict", ir::symbol_attribute(opts.evict)}}, loc));
 }
 }  // namespace detail
 
@@ -72,7 +66,7 @@ template <Pointer P>
 auto load(const P& ptrs, LoadOptions opts = {}, std::source_location loc = std::source_location::current()) {
   using R = value_t<pointee_of<P>, shape_t<P>>;
   return R(detail::emit(ir::OpCode::load, {ptrs.value()}, ir_type<R>(),
-                        {{"cache", detail::to_symbol(opts.cache)}, {"evict", detail::to_symbol(opts.evict)}}, loc));
+                        {{"cache", ir::symbol_attribute(opts.cache)}, {"evict", ir::symbol_attribute(opts.evict)}}, loc));
 }
 
 /// Loads where `mask` is true; elsewhere the result is `opts.other` (or 0) and
@@ -106,7 +100,7 @@ void masked_store(const P& ptrs, const V& value, const M* mask, const StoreOptio
   using S = shape_t<P>;
   std::vector<ir::Value*> operands{ptrs.value(), materialize(value, dtype_of<pointee_of<P>>, S::vector(), loc)};
   if (mask) operands.push_back(emit_broadcast(mask->value(), S::vector(), loc));
-  emit_op(ir::OpCode::store, operands, {}, {{"cache", to_symbol(opts.cache)}, {"evict", to_symbol(opts.evict)}}, 0, loc);
+  emit_op(ir::OpCode::store, operands, {}, {{"cache", ir::symbol_attribute(opts.cache)}, {"evict", ir::symbol_attribute(opts.evict)}}, 0, loc);
 }
 }  // namespace detail
 
@@ -136,7 +130,7 @@ auto atomic_rmw(ir::AtomicKind kind, const P& ptrs, const V& value, const M* mas
   std::vector<ir::Value*> operands{ptrs.value(), materialize(value, dtype_of<R>, S::vector(), loc)};
   if (mask) operands.push_back(emit_broadcast(mask->value(), S::vector(), loc));
   return R(emit(ir::OpCode::atomic_rmw, operands, ir_type<R>(),
-                {{"kind", to_symbol(kind)}, {"order", to_symbol(opts.order)}, {"scope", to_symbol(opts.scope)}}, loc));
+                {{"kind", ir::symbol_attribute(kind)}, {"order", ir::symbol_attribute(opts.order)}, {"scope", ir::symbol_attribute(opts.scope)}}, loc));
 }
 }  // namespace detail
 
@@ -180,7 +174,7 @@ auto atomic_cas(const P& ptrs, const Cmp& compare, const V& value, AtomicOptions
   return R(detail::emit(ir::OpCode::atomic_cas,
                         {ptrs.value(), detail::materialize(compare, dtype_of<R>, S::vector(), loc),
                          detail::materialize(value, dtype_of<R>, S::vector(), loc)},
-                        ir_type<R>(), {{"order", detail::to_symbol(opts.order)}, {"scope", detail::to_symbol(opts.scope)}}, loc));
+                        ir_type<R>(), {{"order", ir::symbol_attribute(opts.order)}, {"scope", ir::symbol_attribute(opts.scope)}}, loc));
 }
 
 }  // namespace kiln

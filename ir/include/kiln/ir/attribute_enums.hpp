@@ -86,6 +86,12 @@ constexpr std::string_view symbol_of(E value) {
   return AttributeEnum<E>::symbols[static_cast<std::size_t>(value)];
 }
 
+/// `value` as an attribute value: the symbol the printer writes bare.
+template <class E>
+Symbol symbol_attribute(E value) {
+  return Symbol{std::string(symbol_of(value))};
+}
+
 /// The value whose symbol is `symbol`; nullopt when none is.
 template <class E>
 constexpr std::optional<E> parse_symbol(std::string_view symbol) {
