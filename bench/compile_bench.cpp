@@ -215,13 +215,15 @@ void nvcc_ptx(benchmark::State& state, const std::string& file) {
     return;
   }
   const std::filesystem::path output =
-      std::filesystem::temp_directory_path() / ("kiln_compile_bench_" + std::to_string(::getpid()) + "_" + source.stem().string() + ".ptx");
-  const std::string command = "'" + nvcc.string() + "' -ptx -arch=sm_90a -o '" + output.string() + "' '" + source.string() + "'";
+      std::filesystem::temp_directory_path() /
+      ("kiln_compile_bench_" + std::to_string(::getpid()) + "_" + source.stem().string() + ".ptx");
+  const std::string command =
+      "'" + nvcc.string() + "' -ptx -arch=sm_90a -o '" + output.string() + "' '" + source.string() + "'";
   for (auto _ : state) {
     const int status = std::system(command.c_str());
     if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       const std::string how = status != -1 && WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
-                                                                 : "did not run to completion";
+                                                                : "did not run to completion";
       state.SkipWithError((command + " " + how).c_str());
       break;
     }
@@ -238,7 +240,8 @@ constexpr auto kLayerNorm = kiln::kernels::layer_norm_forward<kl::f32, 1024>;
 template <auto Fn>
 void register_stages(const std::string& label, const std::string& name) {
   auto add = [&](const std::string& stage, void (*run)(benchmark::State&, const std::string&)) {
-    return benchmark::RegisterBenchmark((stage + "/" + label).c_str(), [run, name](benchmark::State& state) { run(state, name); })
+    return benchmark::RegisterBenchmark((stage + "/" + label).c_str(),
+                                        [run, name](benchmark::State& state) { run(state, name); })
         ->Unit(benchmark::kMillisecond);
   };
   add("trace", trace_only<Fn>)->UseRealTime();
@@ -253,7 +256,8 @@ void register_benchmarks() {
   register_stages<kLayerNorm>("layer_norm_forward<f32,1024>", "layer_norm_forward");
   // About a second per nvcc run: a few iterations are enough.
   for (const std::string file : {"vector_add.cu", "softmax.cu"}) {
-    benchmark::RegisterBenchmark(("nvcc_ptx/" + file).c_str(), [file](benchmark::State& state) { nvcc_ptx(state, file); })
+    benchmark::RegisterBenchmark(("nvcc_ptx/" + file).c_str(),
+                                 [file](benchmark::State& state) { nvcc_ptx(state, file); })
         ->Iterations(3)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();

@@ -14,17 +14,17 @@ namespace kiln::ir_samples {
 inline std::string scan_1d_text(int size, const std::string& dtype, const std::string& combine, bool reverse,
                                 const std::string& pointer_facts) {
   const std::string shape = std::to_string(size);
-  return pointer_kernel_text(
-      "scan_1d", {dtype, dtype}, pointer_facts,
-      "  %offsets = arange {start = 0} : tile<" + shape + "xi32>\n" + load_text("x", "%0", "offsets", shape, dtype) +
-          fill(R"(  %scanned = scan %x {axis = 0, reverse = {REV}} : tile<{S}x{T}> {
+  return pointer_kernel_text("scan_1d", {dtype, dtype}, pointer_facts,
+                             "  %offsets = arange {start = 0} : tile<" + shape + "xi32>\n" +
+                                 load_text("x", "%0", "offsets", shape, dtype) +
+                                 fill(R"(  %scanned = scan %x {axis = 0, reverse = {REV}} : tile<{S}x{T}> {
   ^(%left: {T}, %right: {T}):
     %combined = {OP} %left, %right : {T}
     yield %combined
   }
 )",
-               {{"S", shape}, {"T", dtype}, {"OP", combine}, {"REV", reverse ? "1" : "0"}}) +
-          store_text("out", "%1", "offsets", "scanned", shape, dtype));
+                                      {{"S", shape}, {"T", dtype}, {"OP", combine}, {"REV", reverse ? "1" : "0"}}) +
+                                 store_text("out", "%1", "offsets", "scanned", shape, dtype));
 }
 
 /// A `rows` x `cols` tile of `dtype` loaded row-major from %0, summed along

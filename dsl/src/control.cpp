@@ -60,10 +60,14 @@ range::~range() {
   auto& ctx = detail::TraceContext::current("range");
   ctx.builder().set_insertion_end(outer_);
   if (std::uncaught_exceptions() == exceptions_at_begin_)
-    ctx.defer_failure("the body of a kl::range loop was left early (break, return or goto); use kl::while_ for loops that stop early", loc_);
+    ctx.defer_failure(
+        "the body of a kl::range loop was left early (break, return or goto); use kl::while_ for loops that stop early",
+        loc_);
 }
 
-Scalar<std::int32_t> range::iterator::operator*() const { return Scalar<std::int32_t>(r_->op_->regions[0]->arguments[0]); }
+Scalar<std::int32_t> range::iterator::operator*() const {
+  return Scalar<std::int32_t>(r_->op_->regions[0]->arguments[0]);
+}
 
 range::iterator& range::iterator::operator++() {
   r_->close();

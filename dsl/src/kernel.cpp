@@ -46,7 +46,8 @@ std::unique_ptr<ir::Function> trace_function(std::string_view display_name, cons
   return traced;
 }
 
-std::shared_ptr<const runtime::Program> build_program(std::string_view display_name, const std::vector<ir::Type>& params,
+std::shared_ptr<const runtime::Program> build_program(std::string_view display_name,
+                                                      const std::vector<ir::Type>& params,
                                                       const std::function<void(const std::vector<ir::Value*>&)>& body,
                                                       const CompileOptions& options) {
   auto traced = trace_function(display_name, params, body);
@@ -60,7 +61,8 @@ std::shared_ptr<const runtime::Program> build_program(std::string_view display_n
     pipeline.timing = options.timing;
     // KILN_DUMP=<pass>|all and KILN_PASS_TIMING=1 ask for the same from outside the program.
     if (const char* dump = std::getenv("KILN_DUMP"); dump && pipeline.dump_after.empty()) pipeline.dump_after = dump;
-    if (const char* timing = std::getenv("KILN_PASS_TIMING"); timing && std::string_view(timing) == "1") pipeline.timing = true;
+    if (const char* timing = std::getenv("KILN_PASS_TIMING"); timing && std::string_view(timing) == "1")
+      pipeline.timing = true;
   } else {
     program.passes.reset();
   }

@@ -8,9 +8,7 @@ namespace kiln::detail {
 namespace {
 thread_local TraceContext* current_trace = nullptr;
 
-std::string op_location(const std::source_location& loc) {
-  return ir::to_string(to_ir(loc));
-}
+std::string op_location(const std::source_location& loc) { return ir::to_string(to_ir(loc)); }
 
 // Whether `v` is visible at the insertion point: defined in `block` or in a
 // block enclosing it.
@@ -32,7 +30,8 @@ TraceContext::~TraceContext() { current_trace = previous_; }
 
 TraceContext& TraceContext::current(const char* what) {
   if (!current_trace)
-    throw TraceError(std::string("kiln: '") + what + "' used outside a kernel being traced; call it from a kernel passed to kiln::compile");
+    throw TraceError(std::string("kiln: '") + what +
+                     "' used outside a kernel being traced; call it from a kernel passed to kiln::compile");
   return *current_trace;
 }
 
@@ -109,7 +108,8 @@ ir::Value* emit_constant(const ir::Type& type, double value, const std::source_l
 }
 
 ir::Value* emit_int_constant(const ir::Type& type, std::int64_t value, const std::source_location& loc) {
-  if (ir::is_float(type.dtype)) return emit(ir::OpCode::constant, {}, type, {{"value", static_cast<double>(value)}}, loc);
+  if (ir::is_float(type.dtype))
+    return emit(ir::OpCode::constant, {}, type, {{"value", static_cast<double>(value)}}, loc);
   return emit(ir::OpCode::constant, {}, type, {{"value", value}}, loc);
 }
 
@@ -130,9 +130,10 @@ void check_assignment_at(const ir::Block* home, const ir::SourceLoc& loc) {
   if (!home || !TraceContext::active()) return;
   TraceContext& ctx = TraceContext::current("assignment");
   if (ctx.block() != home)
-    ctx.fail("assignment inside a runtime loop or branch to a value declared outside it; "
-             "declare it as kl::Var to carry it across iterations and branches",
-             loc);
+    ctx.fail(
+        "assignment inside a runtime loop or branch to a value declared outside it; "
+        "declare it as kl::Var to carry it across iterations and branches",
+        loc);
 }
 }  // namespace
 

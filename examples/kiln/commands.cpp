@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "kiln/ir/printer.hpp"
@@ -72,7 +72,8 @@ nlohmann::json report_json(const kernels::KernelInfo& kernel, const kernels::Run
   j["tolerance"] = report.tolerance;
   j["passed"] = report.passed();
   j["time_s"] = report.seconds ? nlohmann::json(*report.seconds) : nlohmann::json(nullptr);
-  j["throughput_gb_s"] = report.seconds ? nlohmann::json(report.bytes / *report.seconds / 1e9) : nlohmann::json(nullptr);
+  j["throughput_gb_s"] =
+      report.seconds ? nlohmann::json(report.bytes / *report.seconds / 1e9) : nlohmann::json(nullptr);
   return j;
 }
 
@@ -95,8 +96,8 @@ int run_kernel(const RunArgs& args) {
   if (args.json) {
     std::cout << report_json(kernel, options, report).dump() << "\n";
   } else {
-    fmt::print("{} {}{} {} on {}\n", kernel.name, kernels::shape_string(kernel, options), choices_string(options), options.dtype,
-               device.name());
+    fmt::print("{} {}{} {} on {}\n", kernel.name, kernels::shape_string(kernel, options), choices_string(options),
+               options.dtype, device.name());
     if (!report.plan.empty()) fmt::print("  plan: {}\n", report.plan);
     if (report.error)
       fmt::print("  check: relative error {:.3g} (tolerance {:.3g}) {}\n", *report.error, report.tolerance,
@@ -111,7 +112,8 @@ int run_kernel(const RunArgs& args) {
       fmt::print("  stats: {} read, {} written, {} in all\n", human_megabytes(report.stats.bytes_read),
                  human_megabytes(report.stats.bytes_written), human_megabytes(traffic(report)));
     if (!report.error && !report.seconds && !args.stats)
-      fmt::print("  ran; add --check to compare with the reference, --bench to time it, --stats for its memory traffic\n");
+      fmt::print(
+          "  ran; add --check to compare with the reference, --bench to time it, --stats for its memory traffic\n");
   }
   return report.passed() ? 0 : 1;
 }
@@ -120,13 +122,15 @@ int dump_kernel(const DumpArgs& args) {
   const kernels::KernelInfo& kernel = kernels::find_kernel(args.kernel);
   const std::vector<std::string> stages = {"ir", "opt", "layout", "llvm", "ptx"};
   if (std::find(stages.begin(), stages.end(), args.stage) == stages.end())
-    throw std::invalid_argument("unknown stage '" + args.stage + "' (stages: " + fmt::format("{}", fmt::join(stages, ", ")) + ")");
+    throw std::invalid_argument("unknown stage '" + args.stage +
+                                "' (stages: " + fmt::format("{}", fmt::join(stages, ", ")) + ")");
   if (args.arch != "sm_80" && args.arch != "sm_90a")
     throw std::invalid_argument("unknown arch '" + args.arch + "' (archs: sm_80, sm_90a)");
   kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, Device::cpu());
   for (const auto& program : kernel.programs(options)) {
     if (args.stage == "ir" || args.stage == "opt") {
-      std::cout << ir::print(args.stage == "ir" ? program->traced() : program->optimized(), {.locations = args.locations});
+      std::cout << ir::print(args.stage == "ir" ? program->traced() : program->optimized(),
+                             {.locations = args.locations});
       continue;
     }
     // The GPU code generator's stages, for the kernel as compiled before
@@ -153,7 +157,8 @@ int bench_suite(const BenchArgs& args) {
     return kernel.run(options);
   };
   auto supports = [&](const kernels::KernelInfo& kernel) {
-    return args.dtype.empty() || std::find(kernel.dtypes.begin(), kernel.dtypes.end(), args.dtype) != kernel.dtypes.end();
+    return args.dtype.empty() ||
+           std::find(kernel.dtypes.begin(), kernel.dtypes.end(), args.dtype) != kernel.dtypes.end();
   };
   int ran = 0;
   for (const kernels::KernelInfo& kernel : kernels::all_kernels()) {
@@ -174,18 +179,17 @@ int bench_suite(const BenchArgs& args) {
       if (traffic(report) > 0) {
         const double traffic_ratio =
             static_cast<double>(traffic(unfused_report)) / static_cast<double>(traffic(report));
-        comparison = fmt::format("speed-up {:.2f}x, {:.2f}x less traffic than {} ({}, {})", speedup, traffic_ratio,
-                                 unfused.name, human_seconds(*unfused_report.seconds),
-                                 human_megabytes(traffic(unfused_report)));
+        comparison =
+            fmt::format("speed-up {:.2f}x, {:.2f}x less traffic than {} ({}, {})", speedup, traffic_ratio, unfused.name,
+                        human_seconds(*unfused_report.seconds), human_megabytes(traffic(unfused_report)));
         j["traffic_ratio"] = traffic_ratio;
       } else {  // a GPU does not count traffic
-        comparison = fmt::format("speed-up {:.2f}x over {} ({})", speedup, unfused.name,
-                                 human_seconds(*unfused_report.seconds));
+        comparison =
+            fmt::format("speed-up {:.2f}x over {} ({})", speedup, unfused.name, human_seconds(*unfused_report.seconds));
         j["traffic_ratio"] = nullptr;
       }
     }
-    if (args.json)
-      std::cout << j.dump() << "\n";
+    if (args.json) std::cout << j.dump() << "\n";
     else
       fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", kernel.name, options.dtype, human_seconds(*report.seconds),
                  traffic(report) > 0 ? human_megabytes(traffic(report)) : "-", comparison);
@@ -207,7 +211,7 @@ int show_info() {
   try {
     const std::optional<std::filesystem::path> ptxas = cuda::find_ptxas();
     fmt::print("ptxas: {}\n", ptxas ? ptxas->string() + " (cuda loads cubins built for the exact GPU)"
-                                     : std::string("none (the CUDA driver compiles the PTX)"));
+                                    : std::string("none (the CUDA driver compiles the PTX)"));
   } catch (const std::runtime_error& error) {
     fmt::print("ptxas: {}\n", error.what());
   }

@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   app.add_subcommand("list", "list the kernels, their dimensions and dtypes");
 
   kiln::tool::RunArgs run;
-  CLI::App* run_cmd = app.add_subcommand("run", "run a kernel on random inputs: kiln run softmax --rows 1000 --cols 1111 --check");
+  CLI::App* run_cmd =
+      app.add_subcommand("run", "run a kernel on random inputs: kiln run softmax --rows 1000 --cols 1111 --check");
   run_cmd->add_option("kernel", run.kernel, "kernel name (see kiln list)")->required();
   run_cmd->add_option("--dtype", run.dtype, "element dtype (default: the kernel's first)");
   run_cmd->add_option("--device", run.device, device_help);
@@ -52,9 +53,10 @@ int main(int argc, char** argv) {
   kiln::tool::DumpArgs dump;
   CLI::App* dump_cmd = app.add_subcommand("dump", "print a kernel's IR: kiln dump softmax --stage opt");
   dump_cmd->add_option("kernel", dump.kernel, "kernel name (see kiln list)")->required();
-  dump_cmd->add_option("--stage", dump.stage,
-                       "ir (as traced), opt (after the IR passes), layout (the GPU layout of each tile), llvm (LLVM IR for "
-                       "nvptx64) or ptx");
+  dump_cmd->add_option(
+      "--stage", dump.stage,
+      "ir (as traced), opt (after the IR passes), layout (the GPU layout of each tile), llvm (LLVM IR for "
+      "nvptx64) or ptx");
   dump_cmd->add_option("--arch", dump.arch, "GPU target of the layout/llvm/ptx stages: sm_80 or sm_90a (default)");
   dump_cmd->add_option("--dtype", dump.dtype, "element dtype");
   dump_cmd->add_flag("--locations", dump.locations, "print source locations");

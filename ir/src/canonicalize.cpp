@@ -7,8 +7,8 @@
 
 #include "kiln/ir/integer_arithmetic.hpp"
 #include "kiln/ir/numeric.hpp"
-#include "kiln/ir/rounding.hpp"
 #include "kiln/ir/passes.hpp"
+#include "kiln/ir/rounding.hpp"
 #include "op_traits.hpp"
 
 namespace kiln::ir {
@@ -167,9 +167,19 @@ std::optional<Attribute> fold_unary(const Operation& op) {
 /// The constant value of `op`'s result, when its operands are constants.
 std::optional<Attribute> fold(const Operation& op) {
   switch (op.code) {
-    case OpCode::add: case OpCode::sub: case OpCode::mul: case OpCode::div: case OpCode::rem:
-    case OpCode::minimum: case OpCode::maximum: case OpCode::and_: case OpCode::or_: case OpCode::xor_:
-    case OpCode::shl: case OpCode::shr: case OpCode::umulhi: {
+    case OpCode::add:
+    case OpCode::sub:
+    case OpCode::mul:
+    case OpCode::div:
+    case OpCode::rem:
+    case OpCode::minimum:
+    case OpCode::maximum:
+    case OpCode::and_:
+    case OpCode::or_:
+    case OpCode::xor_:
+    case OpCode::shl:
+    case OpCode::shr:
+    case OpCode::umulhi: {
       const DType t = op.result()->type.dtype;
       if (auto a = int_constant(op.operands[0]), b = int_constant(op.operands[1]); a && b)
         if (auto r = fold_integer_binary(op.code, t, *a, *b)) return Attribute(*r);
@@ -177,19 +187,22 @@ std::optional<Attribute> fold(const Operation& op) {
         if (auto r = fold_float_binary(op.code, t, *a, *b)) return Attribute(*r);
       return std::nullopt;
     }
-    case OpCode::neg: case OpCode::abs: case OpCode::not_:
-      return fold_unary(op);
+    case OpCode::neg:
+    case OpCode::abs:
+    case OpCode::not_: return fold_unary(op);
     case OpCode::cmp:
       if (auto r = fold_cmp(op)) return Attribute(std::int64_t{*r});
       return std::nullopt;
-    case OpCode::cast:
-      return fold_cast(op);
-    case OpCode::splat: case OpCode::broadcast: case OpCode::expand_dims: case OpCode::reshape: case OpCode::trans:
+    case OpCode::cast: return fold_cast(op);
+    case OpCode::splat:
+    case OpCode::broadcast:
+    case OpCode::expand_dims:
+    case OpCode::reshape:
+    case OpCode::trans:
       // A tile filled with one value stays filled with it.
       if (const Attribute* a = constant_attribute(op.operands[0])) return *a;
       return std::nullopt;
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 
@@ -208,15 +221,13 @@ Value* simplify_to_value(const Operation& op) {
       if (is_int_constant(op.operands[1], 0)) return op.operands[0];
       if (is_int_constant(op.operands[0], 0)) return op.operands[1];
       return nullptr;
-    case OpCode::sub:
-      return is_int_constant(op.operands[1], 0) ? op.operands[0] : nullptr;
+    case OpCode::sub: return is_int_constant(op.operands[1], 0) ? op.operands[0] : nullptr;
     case OpCode::mul:
       if (is_int_constant(op.operands[1], 1)) return op.operands[0];
       if (is_int_constant(op.operands[0], 1)) return op.operands[1];
       return nullptr;
     case OpCode::broadcast:
-    case OpCode::reshape:
-      return op.operands[0]->type == op.result()->type ? op.operands[0] : nullptr;
+    case OpCode::reshape: return op.operands[0]->type == op.result()->type ? op.operands[0] : nullptr;
     case OpCode::trans: {
       const auto& order = op.ints_attribute("order");
       for (std::size_t i = 0; i < order.size(); ++i)
@@ -227,8 +238,7 @@ Value* simplify_to_value(const Operation& op) {
       if (op.operands[1] == op.operands[2]) return op.operands[1];
       if (auto c = int_constant(op.operands[0])) return *c ? op.operands[1] : op.operands[2];
       return nullptr;
-    default:
-      return nullptr;
+    default: return nullptr;
   }
 }
 
@@ -320,11 +330,8 @@ class Canonicalizer {
         }
         drop_unchanged_carried(op, 3, {0}, 0, 1);
         return false;
-      case OpCode::while_:
-        drop_unchanged_carried(op, 0, {0, 1}, 1, 0);
-        return false;
-      default:
-        return false;
+      case OpCode::while_: drop_unchanged_carried(op, 0, {0, 1}, 1, 0); return false;
+      default: return false;
     }
   }
 
@@ -348,7 +355,8 @@ class Canonicalizer {
       if (uses_[op.results[i]] != 0) continue;
       op.results.erase(op.results.begin() + static_cast<long>(i));
       for (auto& region : op.regions)
-        if (Operation* yield = region->terminator()) yield->operands.erase(yield->operands.begin() + static_cast<long>(i));
+        if (Operation* yield = region->terminator())
+          yield->operands.erase(yield->operands.begin() + static_cast<long>(i));
       changed_ = true;
     }
     renumber(op.results);

@@ -19,8 +19,9 @@ constexpr std::array kOpInfo = {
 template <class T>
 const T& typed_attribute(const Operation& op, std::string_view key, const char* kind) {
   const Attribute* a = op.find_attribute(key);
-  if (!a) throw IRError(std::string(op.name()) + ": missing attribute '" + std::string(key) + "'" +
-                        (op.loc.known() ? " (" + to_string(op.loc) + ")" : ""));
+  if (!a)
+    throw IRError(std::string(op.name()) + ": missing attribute '" + std::string(key) + "'" +
+                  (op.loc.known() ? " (" + to_string(op.loc) + ")" : ""));
   if (const T* v = std::get_if<T>(a)) return *v;
   throw IRError(std::string(op.name()) + ": attribute '" + std::string(key) + "' must be " + kind +
                 (op.loc.known() ? " (" + to_string(op.loc) + ")" : ""));
@@ -70,9 +71,7 @@ const std::string& Operation::string_attribute(std::string_view key) const {
 const std::string& Operation::symbol_attribute(std::string_view key) const {
   return typed_attribute<Symbol>(*this, key, "a symbol").name;
 }
-DType Operation::dtype_attribute(std::string_view key) const {
-  return typed_attribute<DType>(*this, key, "a dtype");
-}
+DType Operation::dtype_attribute(std::string_view key) const { return typed_attribute<DType>(*this, key, "a dtype"); }
 const std::vector<std::int64_t>& Operation::ints_attribute(std::string_view key) const {
   return typed_attribute<std::vector<std::int64_t>>(*this, key, "an integer list");
 }

@@ -10,13 +10,13 @@
 namespace kiln::ir::text {
 
 enum class TokenKind {
-  identifier,  // op names, types, attribute names, symbols: `add`, `tile`, `lt`
-  value,       // `%12`
-  kernel_name, // `@softmax` or `@"name with <odd> characters"`
-  integer,     // `42`, `-1`
-  floating,    // `1.5`, `1e-30`, `-inf`, `-nan`
-  string,      // `"text"`
-  punct,       // one of ( ) { } [ ] < > , : = ^
+  identifier,   // op names, types, attribute names, symbols: `add`, `tile`, `lt`
+  value,        // `%12`
+  kernel_name,  // `@softmax` or `@"name with <odd> characters"`
+  integer,      // `42`, `-1`
+  floating,     // `1.5`, `1e-30`, `-inf`, `-nan`
+  string,       // `"text"`
+  punct,        // one of ( ) { } [ ] < > , : = ^
   end,
 };
 
@@ -25,7 +25,7 @@ struct Token {
   std::string_view text;  // the token's source text
   int line = 1;
   int column = 1;
-  std::string contents;   // unescaped string contents, or the kernel name without '@'
+  std::string contents;  // unescaped string contents, or the kernel name without '@'
 
   bool is(char c) const { return kind == TokenKind::punct && text[0] == c; }
   bool is_word(std::string_view w) const { return kind == TokenKind::identifier && text == w; }

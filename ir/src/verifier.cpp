@@ -127,8 +127,8 @@ std::vector<Type> types_of(const std::vector<Value*>& values, std::size_t first 
 
 void expect_result_types(const Operation& op, const std::vector<Type>& types, const std::string& like) {
   if (op.results.size() != types.size())
-    fail(op, "expects " + count_of(types.size(), "result") + " (" + like + "), got " +
-                 std::to_string(op.results.size()));
+    fail(op,
+         "expects " + count_of(types.size(), "result") + " (" + like + "), got " + std::to_string(op.results.size()));
   for (std::size_t i = 0; i < types.size(); ++i)
     expect_type(op, op.results[i], types[i], "result " + std::to_string(i));
 }
@@ -140,17 +140,15 @@ void verify_constant(const Operation& op) {
   if (r->type.is_pointer) fail(op, "result must not be a pointer", {r});
   const Attribute* value = op.find_attribute("value");
   const auto* integer = std::get_if<std::int64_t>(value);
-  if (!integer && !std::holds_alternative<double>(*value))
-    fail(op, "attribute 'value' must be an integer or a float");
+  if (!integer && !std::holds_alternative<double>(*value)) fail(op, "attribute 'value' must be an integer or a float");
   if (is_float(r->type.dtype)) return;
   if (!integer) fail(op, "an integer constant needs an integer value", {r});
   const int bits = dtype_bits(r->type.dtype);
   if (bits == 64) return;
   const std::int64_t lo = is_signed_int(r->type.dtype) ? -(std::int64_t{1} << (bits - 1)) : 0;
-  const std::int64_t hi = is_signed_int(r->type.dtype) ? (std::int64_t{1} << (bits - 1)) - 1
-                                                       : (std::int64_t{1} << bits) - 1;
-  if (*integer < lo || *integer > hi)
-    fail(op, "value " + std::to_string(*integer) + " is out of range", {r});
+  const std::int64_t hi =
+      is_signed_int(r->type.dtype) ? (std::int64_t{1} << (bits - 1)) - 1 : (std::int64_t{1} << bits) - 1;
+  if (*integer < lo || *integer > hi) fail(op, "value " + std::to_string(*integer) + " is out of range", {r});
 }
 
 void verify_grid_query(const Operation& op) {
@@ -183,8 +181,9 @@ void verify_broadcast(const Operation& op) {
   for (std::size_t i = 0; i < x->type.shape.size(); ++i) {
     const auto from = x->type.shape[i], to = r->type.shape[i];
     if (from != to && from != 1)
-      fail(op, "cannot broadcast dimension " + std::to_string(i) + " from " + std::to_string(from) + " to " +
-                   std::to_string(to),
+      fail(op,
+           "cannot broadcast dimension " + std::to_string(i) + " from " + std::to_string(from) + " to " +
+               std::to_string(to),
            {x, r});
   }
 }
@@ -249,7 +248,8 @@ void verify_same_type(const Operation& op) {
   for (const Value* v : op.operands)
     if (v->type.is_pointer) fail(op, "pointer operands are not allowed (use addptr)", {v});
   for (std::size_t i = 1; i < op.operands.size(); ++i)
-    if (op.operands[i]->type != op.operands[0]->type) fail(op, "operand types differ", {op.operands[0], op.operands[i]});
+    if (op.operands[i]->type != op.operands[0]->type)
+      fail(op, "operand types differ", {op.operands[0], op.operands[i]});
   if (op.result()->type != op.operands[0]->type)
     fail(op, "result type differs from the operands", {op.operands[0], op.result()});
 }
@@ -417,7 +417,8 @@ void verify_scan(const Operation& op) {
 }
 
 void verify_for(const Operation& op) {
-  if (op.operands.size() < 3) fail(op, "expects lo, hi, step and carried values, got " + count_of(op.operands.size(), "operand"));
+  if (op.operands.size() < 3)
+    fail(op, "expects lo, hi, step and carried values, got " + count_of(op.operands.size(), "operand"));
   const Value* lo = op.operands[0];
   const Value* hi = op.operands[1];
   const Value* step = op.operands[2];
@@ -505,7 +506,8 @@ class Verifier {
         throw IRError(kernel + arg + ": divisibility must be a positive power of two, got " + std::to_string(d));
       if (d != 1 && !integer && !pointer)
         throw IRError(kernel + arg + ": divisibility applies to integer and pointer scalars only");
-      if (facts[i].equal_to_1 && !integer) throw IRError(kernel + arg + ": equal_to = 1 applies to integer scalars only");
+      if (facts[i].equal_to_1 && !integer)
+        throw IRError(kernel + arg + ": equal_to = 1 applies to integer scalars only");
     }
   }
   void define(const Value* v, const Operation* by) {

@@ -22,7 +22,8 @@ RunReport run(const RunOptions& options, const Conv2dPlan& plan) {
   RunReport report;
   with_conv2d_kernel<C, true>(plan, [&](auto kernel) {
     report.stats = launch_conv2d_kernel(kernel, plan, shape, x, w, scale, shift, y);
-    if (options.bench) report.seconds = median_seconds([&] { launch_conv2d_kernel(kernel, plan, shape, x, w, scale, shift, y); });
+    if (options.bench)
+      report.seconds = median_seconds([&] { launch_conv2d_kernel(kernel, plan, shape, x, w, scale, shift, y); });
   });
   // Read the input, weights and per-channel scale/shift once, write the output once.
   report.bytes = static_cast<double>(shape.input_size() + shape.weight_size() + shape.output_size()) * sizeof(C) +
@@ -49,14 +50,16 @@ KernelInfo conv2d_bn_silu_entry() {
   k.unfused = "conv2d_bn_silu_unfused";
   k.run = [](const RunOptions& options) {
     const Conv2dPlan plan = conv2d_plan_of(options, compute_units(options.device));
-    RunReport report = with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options, plan); });
+    RunReport report =
+        with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options, plan); });
     report.plan = conv2d_plan_summary(plan);
     return report;
   };
   k.programs = [](const RunOptions& options) {
     const Conv2dPlan plan = conv2d_plan_of(options, compute_units(options.device));
     return with_dot_dtype(options.dtype, [&](auto tag) {
-      return with_conv2d_kernel<typename decltype(tag)::type, true>(plan, [](auto kernel) { return std::vector{kernel.program_ptr()}; });
+      return with_conv2d_kernel<typename decltype(tag)::type, true>(
+          plan, [](auto kernel) { return std::vector{kernel.program_ptr()}; });
     });
   };
   return k;

@@ -49,7 +49,8 @@ KernelInfo conv2d_bn_silu_unfused_entry() {
   k.dtypes = {"f32", "f16", "bf16"};
   k.run = [](const RunOptions& options) {
     const Conv2dPlan plan = conv2d_plan_of(options, compute_units(options.device));
-    RunReport report = with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options, plan); });
+    RunReport report =
+        with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options, plan); });
     report.plan = conv2d_plan_summary(plan);
     return report;
   };

@@ -62,7 +62,9 @@ KernelInfo dropout_entry() {
     return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
   };
   k.programs = [](const RunOptions& options) {
-    return with_dot_dtype(options.dtype, [](auto tag) { return std::vector{dropout_kernel<typename decltype(tag)::type>().program_ptr()}; });
+    return with_dot_dtype(options.dtype, [](auto tag) {
+      return std::vector{dropout_kernel<typename decltype(tag)::type>().program_ptr()};
+    });
   };
   return k;
 }

@@ -38,9 +38,11 @@ RunReport run(const RunOptions& options) {
     // bounds (layer_norm_error_bounds: the dtype's rounding of y plus the f32
     // statistics' errors, growing with n) over the norm of the reference.
     const auto ref = layer_norm_reference(x_host, weight_host, bias_host, m, n, kEps);
-    const auto bounds = layer_norm_error_bounds(x_host, weight_host, bias_host, ref, m, n, norm_block_size(n), dtype_v<C>);
-    const NormCheck check = worst_check({norm_check(y.to_host(), ref.y, bounds.y), norm_check(mean.to_host(), ref.mean, bounds.mean),
-                                         norm_check(rstd.to_host(), ref.rstd, bounds.rstd)});
+    const auto bounds =
+        layer_norm_error_bounds(x_host, weight_host, bias_host, ref, m, n, norm_block_size(n), dtype_v<C>);
+    const NormCheck check =
+        worst_check({norm_check(y.to_host(), ref.y, bounds.y), norm_check(mean.to_host(), ref.mean, bounds.mean),
+                     norm_check(rstd.to_host(), ref.rstd, bounds.rstd)});
     report.error = check.error;
     report.tolerance = check.tolerance;
   }
@@ -59,7 +61,8 @@ KernelInfo layer_norm_entry() {
   };
   k.programs = [](const RunOptions& options) {
     return with_dot_dtype(options.dtype, [&](auto tag) {
-      return with_layer_norm_forward<typename decltype(tag)::type>(options.dims.at("n"), [](auto kernel) { return std::vector{kernel.program_ptr()}; });
+      return with_layer_norm_forward<typename decltype(tag)::type>(
+          options.dims.at("n"), [](auto kernel) { return std::vector{kernel.program_ptr()}; });
     });
   };
   return k;

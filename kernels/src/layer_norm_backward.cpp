@@ -36,8 +36,8 @@ RunReport run(const RunOptions& options) {
   Buffer<float> dw(n, options.device), db(n, options.device);
   Buffer<float> partial_dw(groups * n, options.device), partial_db(groups * n, options.device);
   RunReport report;
-  report.plan = std::to_string(groups) + " programs, each summing the dw/db partials of every " + std::to_string(groups) +
-                "th row, then one reduction";
+  report.plan = std::to_string(groups) + " programs, each summing the dw/db partials of every " +
+                std::to_string(groups) + "th row, then one reduction";
   auto launch = [&] {
     return layer_norm_backward_launch<C>(dy, x, weight, mean, rstd, dx, dw, db, partial_dw, partial_db, m, n, groups);
   };
@@ -54,9 +54,11 @@ RunReport run(const RunOptions& options) {
     // and rounding to the dtype; dw's and db's f32 sums of m terms) over the
     // norm of the reference. dw and db are f32.
     const auto ref = layer_norm_backward_reference(dy_host, x_host, weight_host, mean_host, rstd_host, m, n);
-    const auto bounds = layer_norm_backward_error_bounds(dy_host, x_host, weight_host, mean_host, rstd_host, ref, m, n, dtype_v<C>);
-    const NormCheck check = worst_check({norm_check(dx.to_host(), ref.dx, bounds.dx), norm_check(dw.to_host(), ref.dw, bounds.dw),
-                                         norm_check(db.to_host(), ref.db, bounds.db)});
+    const auto bounds =
+        layer_norm_backward_error_bounds(dy_host, x_host, weight_host, mean_host, rstd_host, ref, m, n, dtype_v<C>);
+    const NormCheck check =
+        worst_check({norm_check(dx.to_host(), ref.dx, bounds.dx), norm_check(dw.to_host(), ref.dw, bounds.dw),
+                     norm_check(db.to_host(), ref.db, bounds.db)});
     report.error = check.error;
     report.tolerance = check.tolerance;
   }

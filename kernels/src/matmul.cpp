@@ -27,8 +27,8 @@ namespace {
 // A and of B at 2048 elements each, and groups of 8 tile rows.
 constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kGroupM = 8;
 constexpr int kDropoutBlock = 1024;
-const std::string kTilePlan = "tiles " + std::to_string(kBlockM) + "x" + std::to_string(kBlockN) + "x" + std::to_string(kBlockK) +
-                              ", GROUP_M " + std::to_string(kGroupM);
+const std::string kTilePlan = "tiles " + std::to_string(kBlockM) + "x" + std::to_string(kBlockN) + "x" +
+                              std::to_string(kBlockK) + ", GROUP_M " + std::to_string(kGroupM);
 // The first dropout offset of C's element (0, 0).
 constexpr std::uint32_t kDropoutOffset = 0;
 
@@ -86,7 +86,9 @@ MatmulProblem problem_of(const RunOptions& options) {
   problem.p = static_cast<float>(choice_number(options, "dropout"));
   const std::string& gelu = options.choices.at("gelu");
   problem.epilogue = {.bias = options.choices.at("bias") == "on",
-                      .gelu = gelu == "erf" ? Gelu::erf : gelu == "tanh" ? Gelu::tanh : Gelu::none,
+                      .gelu = gelu == "erf"    ? Gelu::erf
+                              : gelu == "tanh" ? Gelu::tanh
+                                               : Gelu::none,
                       .dropout = problem.p > 0};
   problem.seed = options.seed;
   problem.offset = kDropoutOffset;
@@ -133,7 +135,9 @@ RunReport run_fused(const RunOptions& options) {
   const auto kernel = fused_kernel<C, Out, E>();
   const kl::Grid grid(kl::cdiv(m, kBlockM) * kl::cdiv(n, kBlockN));
   const auto seed = static_cast<std::int64_t>(options.seed);
-  auto launch = [&] { return kernel.launch(grid, a, b, c, bias, m, n, k, k, 1, n, 1, n, 1, problem.p, seed, problem.offset); };
+  auto launch = [&] {
+    return kernel.launch(grid, a, b, c, bias, m, n, k, k, 1, n, 1, n, 1, problem.p, seed, problem.offset);
+  };
   RunReport report;
   report.plan = kTilePlan;
   report.stats = launch();
@@ -163,18 +167,21 @@ RunReport run_unfused(const RunOptions& options) {
   auto a = Buffer<C>::from(inputs.a, options.device), b = Buffer<C>::from(inputs.b, options.device);
   auto bias = Buffer<C>::from(inputs.bias, options.device);
   Buffer<float> product(static_cast<std::size_t>(m) * n, options.device);
-  Buffer<Out> activated(static_cast<std::size_t>(m) * n, options.device), c(static_cast<std::size_t>(m) * n, options.device);
+  Buffer<Out> activated(static_cast<std::size_t>(m) * n, options.device),
+      c(static_cast<std::size_t>(m) * n, options.device);
   const auto [plain, activation, drop] = unfused_kernels<C, Out, E>();
   const auto seed = static_cast<std::int64_t>(options.seed);
   const int elements = m * n;
   // The sequence ends in `c`: without dropout (p = 0) bias_gelu writes it.
   Buffer<Out>& activation_out = E.dropout ? activated : c;
   auto launch = [&] {
-    runtime::LaunchStats stats = plain.launch(kl::Grid(kl::cdiv(m, kBlockM) * kl::cdiv(n, kBlockN)), a, b, product, bias, m, n,
-                                              k, k, 1, n, 1, n, 1, problem.p, seed, problem.offset);
-    stats += activation.launch(kl::Grid(kl::cdiv(m, kBlockM), kl::cdiv(n, kBlockN)), product, bias, activation_out, m, n, n, n);
+    runtime::LaunchStats stats = plain.launch(kl::Grid(kl::cdiv(m, kBlockM) * kl::cdiv(n, kBlockN)), a, b, product,
+                                              bias, m, n, k, k, 1, n, 1, n, 1, problem.p, seed, problem.offset);
+    stats += activation.launch(kl::Grid(kl::cdiv(m, kBlockM), kl::cdiv(n, kBlockN)), product, bias, activation_out, m,
+                               n, n, n);
     if (E.dropout)
-      stats += drop.launch(kl::Grid(kl::cdiv(elements, kDropoutBlock)), activated, c, elements, problem.p, seed, problem.offset);
+      stats += drop.launch(kl::Grid(kl::cdiv(elements, kDropoutBlock)), activated, c, elements, problem.p, seed,
+                           problem.offset);
     return stats;
   };
   RunReport report;
@@ -196,10 +203,11 @@ RunReport run_unfused(const RunOptions& options) {
 void describe(KernelInfo& k) {
   k.dims = {{"m", 512, "rows of A and C"}, {"n", 512, "columns of B and C"}, {"k", 512, "columns of A, rows of B"}};
   k.dtypes = {"f32", "f16", "bf16"};
-  k.choices = {{"bias", "on", "add a bias per column of C", {"on", "off"}},
-               {"gelu", "erf", "GELU after the bias: exact (erf), tanh approximation, or none", {"none", "erf", "tanh"}},
-               {"dropout", "0.1", "dropout probability after GELU (0: no dropout)", {}},
-               {"out", "same", "dtype of C (same: the input dtype)", {"same", "f32", "f16", "bf16"}}};
+  k.choices = {
+      {"bias", "on", "add a bias per column of C", {"on", "off"}},
+      {"gelu", "erf", "GELU after the bias: exact (erf), tanh approximation, or none", {"none", "erf", "tanh"}},
+      {"dropout", "0.1", "dropout probability after GELU (0: no dropout)", {}},
+      {"out", "same", "dtype of C (same: the input dtype)", {"same", "f32", "f16", "bf16"}}};
 }
 
 /// fn.template operator()<C, Out, E>() for the options' dtypes and epilogue.
@@ -208,7 +216,8 @@ decltype(auto) dispatch(const RunOptions& options, F&& fn) {
   const MatmulProblem problem = problem_of(options);
   return with_dtypes(options, [&](auto in, auto out) {
     return with_epilogue(problem.epilogue, [&](auto epilogue) {
-      return fn.template operator()<typename decltype(in)::type, typename decltype(out)::type, decltype(epilogue)::value>();
+      return fn
+          .template operator()<typename decltype(in)::type, typename decltype(out)::type, decltype(epilogue)::value>();
     });
   });
 }
@@ -221,12 +230,12 @@ KernelInfo matmul_entry() {
   describe(k);
   k.unfused = "matmul_unfused";
   k.run = [](const RunOptions& options) {
-    return dispatch(options, []<class C, class Out, Epilogue E>() { return std::function(run_fused<C, Out, E>); })(options);
+    return dispatch(options,
+                    []<class C, class Out, Epilogue E>() { return std::function(run_fused<C, Out, E>); })(options);
   };
   k.programs = [](const RunOptions& options) {
-    return dispatch(options, []<class C, class Out, Epilogue E>() {
-      return std::vector{fused_kernel<C, Out, E>().program_ptr()};
-    });
+    return dispatch(
+        options, []<class C, class Out, Epilogue E>() { return std::vector{fused_kernel<C, Out, E>().program_ptr()}; });
   };
   return k;
 }
@@ -237,7 +246,8 @@ KernelInfo matmul_unfused_entry() {
   k.summary = "matmul's result in three launches: A @ B into f32, bias + GELU, dropout";
   describe(k);
   k.run = [](const RunOptions& options) {
-    return dispatch(options, []<class C, class Out, Epilogue E>() { return std::function(run_unfused<C, Out, E>); })(options);
+    return dispatch(options,
+                    []<class C, class Out, Epilogue E>() { return std::function(run_unfused<C, Out, E>); })(options);
   };
   k.programs = [](const RunOptions& options) {
     return dispatch(options, []<class C, class Out, Epilogue E>() {

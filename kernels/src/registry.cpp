@@ -11,16 +11,11 @@ namespace kiln::kernels {
 
 const std::vector<KernelInfo>& all_kernels() {
   static const std::vector<KernelInfo> kernels = {
-      vector_add_entry(),
-      softmax_entry(),
-      attention_entry(),
-      matmul_entry(),
-      matmul_unfused_entry(),
-      dropout_entry(),
-      conv2d_bn_silu_entry(),
-      conv2d_bn_silu_unfused_entry(),
-      layer_norm_entry(),
-      layer_norm_backward_entry(),
+      vector_add_entry(),     softmax_entry(),
+      attention_entry(),      matmul_entry(),
+      matmul_unfused_entry(), dropout_entry(),
+      conv2d_bn_silu_entry(), conv2d_bn_silu_unfused_entry(),
+      layer_norm_entry(),     layer_norm_backward_entry(),
       rms_norm_entry(),
   };
   return kernels;
@@ -80,7 +75,8 @@ RunOptions make_options(const KernelInfo& kernel, const std::map<std::string, st
   for (const Choice& c : kernel.choices) options.choices[c.name] = c.default_value;
   for (const auto& [name, text] : flags) {
     auto dim = std::find_if(kernel.dims.begin(), kernel.dims.end(), [&](const Dim& d) { return d.name == name; });
-    auto choice = std::find_if(kernel.choices.begin(), kernel.choices.end(), [&](const Choice& c) { return c.name == name; });
+    auto choice =
+        std::find_if(kernel.choices.begin(), kernel.choices.end(), [&](const Choice& c) { return c.name == name; });
     if (dim != kernel.dims.end()) {
       options.dims[name] = parse_size(kernel, *dim, text);
     } else if (choice != kernel.choices.end()) {
@@ -89,12 +85,14 @@ RunOptions make_options(const KernelInfo& kernel, const std::map<std::string, st
       std::vector<std::string> known;
       for (const Dim& d : kernel.dims) known.push_back("--" + d.name);
       for (const Choice& c : kernel.choices) known.push_back("--" + c.name);
-      throw std::invalid_argument(kernel.name + " has no parameter --" + name + " (its parameters: " + joined(known, ", ") + ")");
+      throw std::invalid_argument(kernel.name + " has no parameter --" + name +
+                                  " (its parameters: " + joined(known, ", ") + ")");
     }
   }
   if (dtype.empty()) dtype = kernel.dtypes.front();
   if (std::find(kernel.dtypes.begin(), kernel.dtypes.end(), dtype) == kernel.dtypes.end())
-    throw std::invalid_argument(kernel.name + " does not support dtype '" + dtype + "' (supported: " + joined(kernel.dtypes, ", ") + ")");
+    throw std::invalid_argument(kernel.name + " does not support dtype '" + dtype +
+                                "' (supported: " + joined(kernel.dtypes, ", ") + ")");
   options.dtype = dtype;
   return options;
 }

@@ -35,7 +35,8 @@ RunReport run(const RunOptions& options) {
     // sum of n squares) over the norm of the reference.
     const auto ref = rms_norm_reference(x_host, weight_host, m, n, kEps);
     const auto bounds = rms_norm_error_bounds(ref, n, dtype_v<C>);
-    const NormCheck check = worst_check({norm_check(y.to_host(), ref.y, bounds.y), norm_check(rstd.to_host(), ref.rstd, bounds.rstd)});
+    const NormCheck check =
+        worst_check({norm_check(y.to_host(), ref.y, bounds.y), norm_check(rstd.to_host(), ref.rstd, bounds.rstd)});
     report.error = check.error;
     report.tolerance = check.tolerance;
   }
@@ -54,7 +55,8 @@ KernelInfo rms_norm_entry() {
   };
   k.programs = [](const RunOptions& options) {
     return with_dot_dtype(options.dtype, [&](auto tag) {
-      return with_rms_norm_forward<typename decltype(tag)::type>(options.dims.at("n"), [](auto kernel) { return std::vector{kernel.program_ptr()}; });
+      return with_rms_norm_forward<typename decltype(tag)::type>(
+          options.dims.at("n"), [](auto kernel) { return std::vector{kernel.program_ptr()}; });
     });
   };
   return k;

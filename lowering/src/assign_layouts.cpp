@@ -157,10 +157,8 @@ class LayoutAssignment {
       const Value* first = nullptr;
       auto join = [&](const Value* v) {
         if (!v->type.is_tile()) return;
-        if (!first)
-          first = v;
-        else if (v->type.shape == first->type.shape)
-          classes_.unite(v, first);
+        if (!first) first = v;
+        else if (v->type.shape == first->type.shape) classes_.unite(v, first);
       };
       for (const Value* result : op->results) join(result);
       for (const Value* operand : op->operands) join(operand);
@@ -332,11 +330,11 @@ class LayoutAssignment {
   std::vector<const Operation*> all_ops_;  // nested regions included, parents first
   Classes classes_;
   std::vector<const Value*> tiles_;
-  std::map<const Value*, std::int64_t> class_width_;       // per class root
-  std::map<std::size_t, std::int64_t> rank_width_;         // per rank above 1
+  std::map<const Value*, std::int64_t> class_width_;  // per class root
+  std::map<std::size_t, std::int64_t> rank_width_;    // per rank above 1
   std::map<std::size_t, BlockedParameters> rank_parameters_;
-  std::map<const Value*, LinearLayout> demands_;           // per class root
-  std::map<const Value*, LinearLayout> derived_;           // per class root
+  std::map<const Value*, LinearLayout> demands_;  // per class root
+  std::map<const Value*, LinearLayout> derived_;  // per class root
 };
 
 }  // namespace
@@ -429,8 +427,7 @@ BlockedParameters kernel_blocked_parameters(const ir::Shape& largest, std::int64
   };
   std::int64_t lanes_left = kLanesPerWarp;
   for (std::size_t d = rank - 1; d >= 1; --d) {
-    parameters.threads_per_warp[d] =
-        std::clamp<std::int64_t>(extent(d) / parameters.size_per_thread[d], 1, lanes_left);
+    parameters.threads_per_warp[d] = std::clamp<std::int64_t>(extent(d) / parameters.size_per_thread[d], 1, lanes_left);
     lanes_left /= parameters.threads_per_warp[d];
   }
   parameters.threads_per_warp[0] = lanes_left;

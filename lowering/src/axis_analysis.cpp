@@ -17,10 +17,10 @@ namespace {
 using ir::DType;
 using ir::fold_integer_binary;
 using ir::fold_integer_compare;
-using ir::wrap;
 using ir::OpCode;
 using ir::Operation;
 using ir::Value;
+using ir::wrap;
 
 // Divisibility of 0 (it is a multiple of everything); kept below 2^63 so
 // products of divisors saturate instead of overflowing.
@@ -125,8 +125,7 @@ AxisInfo divide(const AxisInfo& a, const AxisInfo& b) {
     // Blocks aligned to a power of two dividing the divisor never straddle a
     // multiple of it, so their quotients are equal.
     result.constancy[d] = std::max(std::min(a.constancy[d], b.constancy[d]), aligned_block(a, b, d));
-    if (is_constant(a, 0) || is_constant(b, 1))
-      result.divisibility[d] = a.divisibility[d];
+    if (is_constant(a, 0) || is_constant(b, 1)) result.divisibility[d] = a.divisibility[d];
     else if (b.constant && *b.constant > 0 && std::has_single_bit(static_cast<std::uint64_t>(*b.constant)) &&
              a.contiguity[d] == 1 && a.divisibility[d] >= *b.constant)
       result.divisibility[d] = a.divisibility[d] / *b.constant;  // an exact division
@@ -358,7 +357,8 @@ class AxisAnalysis {
     }
     if (op.code != OpCode::arange) return std::nullopt;
     const std::int64_t start = op.int_attribute("start");
-    return AxisInfo{{shape[0]}, {power_of_two_divisor(start)}, {1}, shape[0] == 1 ? std::optional(start) : std::nullopt};
+    return AxisInfo{
+        {shape[0]}, {power_of_two_divisor(start)}, {1}, shape[0] == 1 ? std::optional(start) : std::nullopt};
   }
 
   /// splat, broadcast, expand_dims.
@@ -561,10 +561,8 @@ class AxisAnalysis {
     while (true) {
       for (const auto& args : arguments)
         for (std::size_t i = 0; i < args.size(); ++i) {
-          if (carried[i])
-            set(*args[i], *carried[i]);
-          else
-            set_unknown(*args[i]);
+          if (carried[i]) set(*args[i], *carried[i]);
+          else set_unknown(*args[i]);
         }
       for (const ir::Block* region : regions) run_block(*region);
       const Operation* yield = next_block.terminator();
@@ -581,10 +579,8 @@ class AxisAnalysis {
       if (!changed) break;
     }
     for (std::size_t i = 0; i < op.results.size(); ++i) {
-      if (carried[i])
-        set(*op.results[i], *carried[i]);
-      else
-        set_unknown(*op.results[i]);
+      if (carried[i]) set(*op.results[i], *carried[i]);
+      else set_unknown(*op.results[i]);
     }
   }
 
@@ -596,10 +592,8 @@ class AxisAnalysis {
     for (std::size_t i = 0; i < op.results.size(); ++i) {
       const AxisInfo* a = then_yield ? info(then_yield->operands[i]) : nullptr;
       const AxisInfo* b = else_yield ? info(else_yield->operands[i]) : nullptr;
-      if (a && b)
-        set(*op.results[i], meet(*a, *b));
-      else
-        set_unknown(*op.results[i]);
+      if (a && b) set(*op.results[i], meet(*a, *b));
+      else set_unknown(*op.results[i]);
     }
   }
 

@@ -204,9 +204,8 @@ class AtomicLowering {
     const bool is_signed = !is_bool() && ir::is_signed_int(element_.dtype);
     if (narrow_system_scope())
       return ordered([&] {
-        return from_bits(word_exchange_loop(pointer, [&](llvm::Value* current) {
-          return to_bits(updated(from_bits(current), value, is_signed));
-        }));
+        return from_bits(word_exchange_loop(
+            pointer, [&](llvm::Value* current) { return to_bits(updated(from_bits(current), value, is_signed)); }));
       });
     if (extremum && (is_float() || (system_scope() && !is_signed)))
       return ordered([&] {
@@ -271,8 +270,8 @@ class AtomicLowering {
       llvm::Value* seen = system_atomic(llvm::Intrinsic::nvvm_atomic_cas_gen_i_sys, pointer, {expected, desired});
       return {seen, b_.CreateICmpEQ(seen, expected)};
     }
-    llvm::Value* pair = b_.CreateAtomicCmpXchg(pointer, expected, desired, alignment(), ordering(),
-                                               failure_ordering(), sync_scope());
+    llvm::Value* pair =
+        b_.CreateAtomicCmpXchg(pointer, expected, desired, alignment(), ordering(), failure_ordering(), sync_scope());
     return {b_.CreateExtractValue(pair, 0), b_.CreateExtractValue(pair, 1)};
   }
 

@@ -26,8 +26,7 @@ std::vector<int> bits_along_axis(const LinearLayout& layout, const char* in, int
 }
 
 std::vector<llvm::Value*> emit_combine(KernelCodegen& cg, const ir::Operation& op,
-                                       const std::vector<llvm::Value*>& left,
-                                       const std::vector<llvm::Value*>& right) {
+                                       const std::vector<llvm::Value*>& left, const std::vector<llvm::Value*>& right) {
   std::vector<std::vector<llvm::Value*>> arguments;
   for (llvm::Value* value : left) arguments.push_back({value});
   for (llvm::Value* value : right) arguments.push_back({value});

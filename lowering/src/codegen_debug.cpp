@@ -169,8 +169,8 @@ void emit_print(KernelCodegen& cg, const ir::Operation& op) {
   for (const ir::Value* operand : op.operands)
     if (operand->type.dtype == ir::DType::f8e4m3 || operand->type.dtype == ir::DType::f8e5m2)
       throw LoweringError(unsupported_op_message(op, "of " + std::string(ir::dtype_name(operand->type.dtype))));
-  DuplicatedElements copies = first_tile ? DuplicatedElements(cg, *first_tile)
-                                         : DuplicatedElements(cg, ir::Type::scalar(ir::DType::i32));
+  DuplicatedElements copies =
+      first_tile ? DuplicatedElements(cg, *first_tile) : DuplicatedElements(cg, ir::Type::scalar(ir::DType::i32));
   const int registers = first_tile ? cg.register_count(*first_tile) : 1;
   std::vector<const std::vector<llvm::Value*>*> values;
   for (const ir::Value* operand : op.operands)
@@ -281,7 +281,8 @@ void emit_debug_op(KernelCodegen& cg, const ir::Operation& op) {
   }
 }
 
-void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op, const std::vector<llvm::Value*>& divisors) {
+void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op,
+                                 const std::vector<llvm::Value*>& divisors) {
   const ir::Value& divisor = *op.operands[1];
   const std::string location = ir::to_string(op.loc);
   const std::string name(ir::op_info(op.code).name);

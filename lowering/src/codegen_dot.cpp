@@ -161,8 +161,7 @@ class DotLowering {
     passes.emplace_back(precision_ == Precision::ieee ? std::pair{Part::widened, Part::widened}
                                                       : std::pair{Part::head, Part::head});
     for (const auto& [a_part, b_part] : passes) {
-      if (a_source.staged && b_source.staged)
-        sums = accumulate_in_loop(sums, a_source, b_source, a_part, b_part);
+      if (a_source.staged && b_source.staged) sums = accumulate_in_loop(sums, a_source, b_source, a_part, b_part);
       else
         for (std::int32_t k = 0; k < k_size_; ++k)
           sums = step(sums, a_source, b_source, a_part, b_part, b_.getInt32(k), k);
@@ -367,12 +366,9 @@ class DotLowering {
     for (std::size_t r = 0; r < sums.size(); ++r) {
       llvm::Value* x = a_values[static_cast<std::size_t>(row_of_[r])];
       llvm::Value* y = b_values[static_cast<std::size_t>(column_of_[r])];
-      if (fused)
-        next.push_back(b_.CreateIntrinsic(llvm::Intrinsic::fma, {work_type_}, {x, y, sums[r]}));
-      else if (is_float_)
-        next.push_back(b_.CreateFAdd(sums[r], b_.CreateFMul(x, y)));
-      else
-        next.push_back(b_.CreateAdd(sums[r], b_.CreateMul(x, y)));
+      if (fused) next.push_back(b_.CreateIntrinsic(llvm::Intrinsic::fma, {work_type_}, {x, y, sums[r]}));
+      else if (is_float_) next.push_back(b_.CreateFAdd(sums[r], b_.CreateFMul(x, y)));
+      else next.push_back(b_.CreateAdd(sums[r], b_.CreateMul(x, y)));
     }
     return next;
   }
@@ -421,7 +417,7 @@ class DotLowering {
     if (!is_float_)
       return ir::is_unsigned_int(input_) ? b_.CreateZExtOrTrunc(value, work_type_)
                                          : b_.CreateSExtOrTrunc(value, work_type_);
-    llvm::Value* widened = is_fp8(input_)                  ? fp8_to_float(cg_, value, input_)
+    llvm::Value* widened = is_fp8(input_)                   ? fp8_to_float(cg_, value, input_)
                            : value->getType() == work_type_ ? value
                                                             : b_.CreateFPExt(value, work_type_);
     if (part == Part::widened) return widened;

@@ -12,7 +12,6 @@ namespace kiln::lowering {
 
 namespace {
 
-
 /// A scalar as a layout: one register, held by every lane and warp.
 LinearLayout replicated_scalar_layout(int num_warps) {
   std::vector<LinearLayout::Basis> lanes(std::countr_zero(static_cast<unsigned>(kLanesPerWarp)), {0});
@@ -23,9 +22,9 @@ LinearLayout replicated_scalar_layout(int num_warps) {
 }  // namespace
 
 DuplicatedElements::DuplicatedElements(KernelCodegen& cg, const ir::Value& value)
-    : DuplicatedElements(
-          cg, value.type.is_tile() ? cg.layouts.at(value) : replicated_scalar_layout(cg.target.num_warps),
-          value.type.element()) {}
+    : DuplicatedElements(cg,
+                         value.type.is_tile() ? cg.layouts.at(value) : replicated_scalar_layout(cg.target.num_warps),
+                         value.type.element()) {}
 
 DuplicatedElements::DuplicatedElements(KernelCodegen& cg, const ir::Type& element)
     : DuplicatedElements(cg, replicated_scalar_layout(cg.target.num_warps), element) {}
@@ -50,9 +49,9 @@ llvm::Value* DuplicatedElements::thread_acts() {
 std::vector<llvm::Value*> DuplicatedElements::coordinates(int reg) {
   std::vector<llvm::Value*> result;
   for (std::size_t d = 0; d < layout_.out_dims().size(); ++d)
-    result.push_back(cg_.builder.CreateXor(thread_coordinate(cg_, layout_, static_cast<int>(d)),
-                                           cg_.builder.getInt32(static_cast<std::uint32_t>(
-                                               register_coordinate(layout_, reg, static_cast<int>(d))))));
+    result.push_back(cg_.builder.CreateXor(
+        thread_coordinate(cg_, layout_, static_cast<int>(d)),
+        cg_.builder.getInt32(static_cast<std::uint32_t>(register_coordinate(layout_, reg, static_cast<int>(d))))));
   return result;
 }
 
@@ -94,8 +93,7 @@ std::vector<llvm::Value*> DuplicatedElements::deliver_through_shared_memory(cons
   llvm::Type* in_memory = cg_.memory_type(element_, op);
   std::uint64_t elements = 1;
   for (const auto& out : layout_.out_dims()) elements <<= out.log2_size;
-  llvm::Value* buffer =
-      SharedScratch(cg_).take(elements * cg_.module.getDataLayout().getTypeAllocSize(in_memory));
+  llvm::Value* buffer = SharedScratch(cg_).take(elements * cg_.module.getDataLayout().getTypeAllocSize(in_memory));
   auto slot = [&](int reg) { return b.CreateGEP(in_memory, buffer, flat_index(reg)); };
 
   auto store_acting = [&] {

@@ -61,16 +61,30 @@ class ElementLowering {
     using X = const std::vector<llvm::Value*>&;
     using V = llvm::Value*;
     switch (code) {
-      case OpCode::add: return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFAdd(x[0], x[1]) : l.b_.CreateAdd(x[0], x[1]); };
-      case OpCode::sub: return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFSub(x[0], x[1]) : l.b_.CreateSub(x[0], x[1]); };
-      case OpCode::mul: return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFMul(x[0], x[1]) : l.b_.CreateMul(x[0], x[1]); };
+      case OpCode::add:
+        return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFAdd(x[0], x[1]) : l.b_.CreateAdd(x[0], x[1]); };
+      case OpCode::sub:
+        return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFSub(x[0], x[1]) : l.b_.CreateSub(x[0], x[1]); };
+      case OpCode::mul:
+        return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFMul(x[0], x[1]) : l.b_.CreateMul(x[0], x[1]); };
       case OpCode::div:
-        return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFDiv(x[0], x[1]) : l.integer_division(x[0], x[1], false); };
+        return [](L& l, X x) -> V {
+          return l.is_float_ ? l.b_.CreateFDiv(x[0], x[1]) : l.integer_division(x[0], x[1], false);
+        };
       case OpCode::rem:
-        return [](L& l, X x) -> V { return l.is_float_ ? l.float_remainder(x[0], x[1]) : l.integer_division(x[0], x[1], true); };
-      case OpCode::minimum: return [](L& l, X x) -> V { return l.extremum(x, llvm::Intrinsic::minimum, llvm::Intrinsic::smin, llvm::Intrinsic::umin); };
-      case OpCode::maximum: return [](L& l, X x) -> V { return l.extremum(x, llvm::Intrinsic::maximum, llvm::Intrinsic::smax, llvm::Intrinsic::umax); };
-      case OpCode::neg: return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFNeg(x[0]) : l.b_.CreateNeg(x[0]); };
+        return [](L& l, X x) -> V {
+          return l.is_float_ ? l.float_remainder(x[0], x[1]) : l.integer_division(x[0], x[1], true);
+        };
+      case OpCode::minimum:
+        return [](L& l, X x) -> V {
+          return l.extremum(x, llvm::Intrinsic::minimum, llvm::Intrinsic::smin, llvm::Intrinsic::umin);
+        };
+      case OpCode::maximum:
+        return [](L& l, X x) -> V {
+          return l.extremum(x, llvm::Intrinsic::maximum, llvm::Intrinsic::smax, llvm::Intrinsic::umax);
+        };
+      case OpCode::neg:
+        return [](L& l, X x) -> V { return l.is_float_ ? l.b_.CreateFNeg(x[0]) : l.b_.CreateNeg(x[0]); };
       case OpCode::abs: return [](L& l, X x) -> V { return l.absolute(x[0]); };
       case OpCode::and_: return [](L& l, X x) -> V { return l.b_.CreateAnd(x[0], x[1]); };
       case OpCode::or_: return [](L& l, X x) -> V { return l.b_.CreateOr(x[0], x[1]); };
@@ -79,7 +93,10 @@ class ElementLowering {
       case OpCode::shl: return [](L& l, X x) -> V { return l.shift_left(x[0], x[1]); };
       case OpCode::shr: return [](L& l, X x) -> V { return l.shift_right(x[0], x[1]); };
       case OpCode::umulhi: return [](L& l, X x) -> V { return l.multiply_high(x[0], x[1]); };
-      case OpCode::fma: return [](L& l, X x) -> V { return l.b_.CreateIntrinsic(x[0]->getType(), llvm::Intrinsic::fma, {x[0], x[1], x[2]}); };
+      case OpCode::fma:
+        return [](L& l, X x) -> V {
+          return l.b_.CreateIntrinsic(x[0]->getType(), llvm::Intrinsic::fma, {x[0], x[1], x[2]});
+        };
       case OpCode::cmp: return [](L& l, X x) -> V { return l.compare(x[0], x[1]); };
       case OpCode::select: return [](L& l, X x) -> V { return l.b_.CreateSelect(x[0], x[1], x[2]); };
       case OpCode::cast: return [](L& l, X x) -> V { return l.cast(x[0]); };
@@ -289,7 +306,9 @@ class ElementLowering {
   llvm::Value* exp(llvm::Value* x) {
     return is_double(x) ? call_libdevice("exp", {x}) : exp2(times(x, std::numbers::log2e));
   }
-  llvm::Value* log(llvm::Value* x) { return is_double(x) ? call_libdevice("log", {x}) : times(log2(x), std::numbers::ln2); }
+  llvm::Value* log(llvm::Value* x) {
+    return is_double(x) ? call_libdevice("log", {x}) : times(log2(x), std::numbers::ln2);
+  }
   llvm::Value* sqrt(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
   llvm::Value* rsqrt(llvm::Value* x) { return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), sqrt(x)); }
   llvm::Value* log1p(llvm::Value* x) { return call_libdevice("log1p", {x}); }

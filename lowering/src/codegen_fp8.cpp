@@ -42,8 +42,7 @@ Fp8Format format_of(ir::DType dtype) {
 /// `kept` (the bits above a cut of `cut_bits` bits `rest`) rounded to nearest even.
 llvm::Value* round_nearest_even(llvm::IRBuilder<>& b, llvm::Value* kept, llvm::Value* rest, llvm::Value* half) {
   llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(kept, 1), b.getInt32(0));
-  llvm::Value* up =
-      b.CreateOr(b.CreateICmpUGT(rest, half), b.CreateAnd(b.CreateICmpEQ(rest, half), odd));
+  llvm::Value* up = b.CreateOr(b.CreateICmpUGT(rest, half), b.CreateAnd(b.CreateICmpEQ(rest, half), odd));
   return b.CreateAdd(kept, b.CreateZExt(up, b.getInt32Ty()));
 }
 
@@ -74,8 +73,7 @@ llvm::Value* fp8_to_float(KernelCodegen& cg, llvm::Value* bits, ir::DType dtype)
   llvm::Value* special_bits =
       f.finite_only ? nan : b.CreateSelect(b.CreateICmpEQ(mantissa, constant(0)), constant(0x7f800000u), nan);
   llvm::Value* magnitude =
-      b.CreateSelect(special, special_bits,
-                     b.CreateSelect(b.CreateICmpEQ(exponent, constant(0)), subnormal, normal));
+      b.CreateSelect(special, special_bits, b.CreateSelect(b.CreateICmpEQ(exponent, constant(0)), subnormal, normal));
   return b.CreateBitCast(b.CreateOr(magnitude, sign), b.getFloatTy());
 }
 
@@ -99,8 +97,8 @@ llvm::Value* float_to_fp8(KernelCodegen& cg, llvm::Value* value, ir::DType dtype
   // shift of 31 or more leaves nothing but a rounding that gives 0).
   llvm::Value* is_f32_subnormal = b.CreateICmpEQ(biased_exponent, constant(0));
   llvm::Value* exponent = b.CreateSelect(is_f32_subnormal, constant(1), biased_exponent);
-  llvm::Value* significand = b.CreateOr(b.CreateAnd(magnitude, 0x7fffffu),
-                                        b.CreateSelect(is_f32_subnormal, constant(0), constant(0x800000u)));
+  llvm::Value* significand =
+      b.CreateOr(b.CreateAnd(magnitude, 0x7fffffu), b.CreateSelect(is_f32_subnormal, constant(0), constant(0x800000u)));
   // shift = (1 - bias) - (exponent - 127): how far below the smallest normal exponent.
   llvm::Value* shift = b.CreateSub(constant(static_cast<std::uint32_t>(128 - f.bias())), exponent);
   llvm::Value* total = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b.CreateAdd(shift, constant(cut)), constant(31));
@@ -144,8 +142,8 @@ llvm::Value* integer_round_to_odd_float(KernelCodegen& cg, llvm::Value* value, b
                                      b.CreateSub(b.getInt64(40), leading_zeros));
   llvm::Value* dropped_mask = b.CreateSub(b.CreateShl(b.getInt64(1), drop), b.getInt64(1));
   llvm::Value* sticky = b.CreateICmpNE(b.CreateAnd(magnitude, dropped_mask), b.getInt64(0));
-  llvm::Value* kept = b.CreateOr(b.CreateAnd(magnitude, b.CreateNot(dropped_mask)),
-                                 b.CreateShl(b.CreateZExt(sticky, i64), drop));
+  llvm::Value* kept =
+      b.CreateOr(b.CreateAnd(magnitude, b.CreateNot(dropped_mask)), b.CreateShl(b.CreateZExt(sticky, i64), drop));
   llvm::Value* rounded = b.CreateUIToFP(kept, b.getFloatTy());
   return b.CreateSelect(negative, b.CreateFNeg(rounded), rounded);
 }

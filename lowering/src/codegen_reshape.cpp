@@ -31,8 +31,9 @@ std::string describe(const ir::Operation& op) {
 Registers renamed(KernelCodegen& cg, const ir::Operation& op, const LinearLayout& needed) {
   auto [values, layout] = operand_as_read(cg, op, *op.operands[0]);
   if (layout != needed)
-    throw InternalError(describe(op) + ": its operand is not in the layout the op needs; layout assignment recorded "
-                                       "no conversion for it");
+    throw InternalError(describe(op) +
+                        ": its operand is not in the layout the op needs; layout assignment recorded "
+                        "no conversion for it");
   return values;
 }
 
@@ -54,8 +55,9 @@ void emit_join(KernelCodegen& cg, const ir::Operation& op) {
     for (const ir::Value* operand : op.operands) {
       auto [values, operand_layout] = operand_as_read(cg, op, *operand);
       if (operand_layout != needed)
-        throw InternalError(describe(op) + ": an operand is not in the slice of the result's layout; layout "
-                                           "assignment recorded no conversion for it");
+        throw InternalError(describe(op) +
+                            ": an operand is not in the slice of the result's layout; layout "
+                            "assignment recorded no conversion for it");
       halves.push_back(std::move(values));
     }
     map = thread_local_register_map(layout, result.type.shape, needed, op.operands[0]->type.shape, last, describe(op));
@@ -81,8 +83,8 @@ void emit_join(KernelCodegen& cg, const ir::Operation& op) {
 void emit_split(KernelCodegen& cg, const ir::Operation& op) {
   const ir::Value& first = *op.results[0];
   const bool to_scalars = !first.type.is_tile();
-  const LinearLayout needed = to_scalars ? split_to_scalars_operand_layout(cg.target.num_warps)
-                                         : split_operand_layout(cg.layouts.at(first));
+  const LinearLayout needed =
+      to_scalars ? split_to_scalars_operand_layout(cg.target.num_warps) : split_operand_layout(cg.layouts.at(first));
   const Registers values = renamed(cg, op, needed);
   // The half's registers are the low register bits, the pair's bit is above them.
   const std::size_t half_count = to_scalars ? 1 : static_cast<std::size_t>(cg.register_count(first));

@@ -23,7 +23,6 @@ namespace {
 using ir::OpCode;
 using Registers = std::vector<llvm::Value*>;
 
-
 /// The hardware bit that holds one bit of the axis coordinate.
 struct AxisBit {
   std::string in;  ///< register, lane or warp
@@ -69,12 +68,9 @@ class ScanLowering {
     std::vector<Registers> total = scan_within_thread(layout, low_register_bits, prefix);
     for (std::size_t k = low_register_bits; k < bits.size(); ++k) {
       const AxisBit& held = bits[k];
-      if (held.in == "register")
-        join_register_halves(layout, static_cast<int>(k), prefix, total);
-      else if (held.in == "lane")
-        join_halves(held, partner_totals_by_shuffle(held.bit, total), prefix, total);
-      else
-        join_halves(held, partner_totals_through_shared_memory(held.bit, total), prefix, total);
+      if (held.in == "register") join_register_halves(layout, static_cast<int>(k), prefix, total);
+      else if (held.in == "lane") join_halves(held, partner_totals_by_shuffle(held.bit, total), prefix, total);
+      else join_halves(held, partner_totals_through_shared_memory(held.bit, total), prefix, total);
     }
     for (std::size_t i = 0; i < op_.results.size(); ++i) {
       Registers values;
@@ -106,8 +102,8 @@ class ScanLowering {
       }
     for (std::size_t k = 0; k < bits.size(); ++k)
       if (!found[k])
-        throw LoweringError(unsupported_op_message(op_, "over a layout that holds no bit " + std::to_string(k) +
-                                                            " of the axis coordinate"));
+        throw LoweringError(unsupported_op_message(
+            op_, "over a layout that holds no bit " + std::to_string(k) + " of the axis coordinate"));
     return bits;
   }
 
@@ -190,8 +186,7 @@ class ScanLowering {
       const Registers extended = combines(partner[r], prefix[r]);
       prefix[r] = select(later, extended, prefix[r]);
       auto [it, inserted] = joined_totals.try_emplace({partner[r], total[r]});
-      if (inserted)
-        it->second = select(later, combines(partner[r], total[r]), combines(total[r], partner[r]));
+      if (inserted) it->second = select(later, combines(partner[r], total[r]), combines(total[r], partner[r]));
       total[r] = it->second;
     }
   }

@@ -13,9 +13,9 @@ namespace kiln::lowering {
 llvm::Value* SharedScratch::take(std::uint64_t bytes, std::uint64_t alignment) {
   if (!cg_.shared_memory) {
     auto* array = llvm::ArrayType::get(cg_.builder.getInt8Ty(), 0);
-    cg_.shared_memory = new llvm::GlobalVariable(cg_.module, array, false, llvm::GlobalValue::ExternalLinkage,
-                                                 nullptr, kSharedMemoryArray, nullptr,
-                                                 llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+    cg_.shared_memory =
+        new llvm::GlobalVariable(cg_.module, array, false, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                 kSharedMemoryArray, nullptr, llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
     cg_.shared_memory->setAlignment(llvm::Align(16));
   }
   const std::uint64_t offset = (end_ + alignment - 1) / alignment * alignment;
@@ -42,8 +42,9 @@ void finish_shared_memory(KernelCodegen& cg) {
                         " bytes of shared memory per program, more than the " + std::to_string(limit) + " bytes " +
                         cg.target.arch + " gives one block");
   cg.module.getOrInsertNamedMetadata(kSharedBytesMetadata)
-      ->addOperand(llvm::MDNode::get(cg.context, {llvm::ConstantAsMetadata::get(cg.builder.getInt32(
-                                                     static_cast<std::uint32_t>(cg.shared_bytes)))}));
+      ->addOperand(llvm::MDNode::get(
+          cg.context,
+          {llvm::ConstantAsMetadata::get(cg.builder.getInt32(static_cast<std::uint32_t>(cg.shared_bytes)))}));
 }
 
 int shared_memory_bytes(const llvm::Module& module) {

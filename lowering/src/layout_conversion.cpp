@@ -94,8 +94,8 @@ struct PackedHolders {
 /// None when no replica fixes them. By linearity the holder of any x is the
 /// XOR of the chosen holders of x's set bits.
 template <typename Constrained, typename Wanted>
-std::optional<PackedHolders> choose_holders(const LinearLayout& from, const LinearLayout& to,
-                                            Constrained constrained, Wanted wanted) {
+std::optional<PackedHolders> choose_holders(const LinearLayout& from, const LinearLayout& to, Constrained constrained,
+                                            Wanted wanted) {
   const std::vector<std::string> ins = {"register", "lane", "warp"};
   PackedHolders packed;
   packed.register_bits = from.in_dim_size_log2("register");

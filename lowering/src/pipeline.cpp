@@ -82,13 +82,11 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
   PassRunner passes(options, kernel);
   auto nothing = [] { return std::string(); };
 
-  passes.run(
-      "verify", [&] { ir::verify(optimized); }, nothing);
+  passes.run("verify", [&] { ir::verify(optimized); }, nothing);
   if (options.stop_after == "verify") return kernel;
 
   AxisInfoMap axes;
-  passes.run(
-      "axes", [&] { axes = analyze_axes(optimized); }, [&] { return describe_axes(optimized, axes); });
+  passes.run("axes", [&] { axes = analyze_axes(optimized); }, [&] { return describe_axes(optimized, axes); });
   if (options.stop_after == "axes") return kernel;
 
   LayoutMap layouts;
@@ -98,8 +96,7 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
   if (options.stop_after == "layouts") return kernel;
 
   std::unique_ptr<llvm::TargetMachine> machine;
-  passes.run(
-      "target", [&] { machine = create_target_machine(target); }, nothing);
+  passes.run("target", [&] { machine = create_target_machine(target); }, nothing);
 
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module;
@@ -113,8 +110,7 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
       [&] { return to_string(*module); });
   if (options.stop_after == "codegen") return kernel;
 
-  passes.run(
-      "libdevice", [&] { link_libdevice(*module); }, nothing);
+  passes.run("libdevice", [&] { link_libdevice(*module); }, nothing);
 
   passes.run(
       "o3",
@@ -125,8 +121,7 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
       [&] { return to_string(*module); });
   if (options.stop_after == "o3") return kernel;
 
-  passes.run(
-      "ptx", [&] { kernel.ptx = emit_ptx(*module, *machine); }, [&] { return kernel.ptx; });
+  passes.run("ptx", [&] { kernel.ptx = emit_ptx(*module, *machine); }, [&] { return kernel.ptx; });
   return kernel;
 }
 

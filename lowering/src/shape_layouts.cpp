@@ -13,7 +13,6 @@ namespace kiln::lowering {
 
 namespace {
 
-
 std::string dim_name(std::size_t d) { return "dim" + std::to_string(d); }
 
 /// The output dimension names dim0 … dim{rank-1}, with their sizes, of `shape`.

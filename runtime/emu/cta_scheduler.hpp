@@ -110,12 +110,12 @@ class CtaScheduler {
   int thread_count_;
   std::size_t stack_bytes_;
   std::size_t stack_stride_;
-  std::byte* stacks_ = nullptr;    // thread_count_ stacks, each above a guard page
-  std::byte* shared_ = nullptr;    // the program's shared memory
-  std::size_t shared_bytes_ = 0;   // its size: the kernel's, at least 64
-  std::vector<void*> contexts_;    // each thread's suspended fiber
+  std::byte* stacks_ = nullptr;   // thread_count_ stacks, each above a guard page
+  std::byte* shared_ = nullptr;   // the program's shared memory
+  std::size_t shared_bytes_ = 0;  // its size: the kernel's, at least 64
+  std::vector<void*> contexts_;   // each thread's suspended fiber
   std::vector<ThreadState> states_;
-  std::vector<int> ready_;         // ring of ready threads
+  std::vector<int> ready_;  // ring of ready threads
   std::size_t ready_head_ = 0, ready_count_ = 0;
   std::vector<Warp> warps_;
   int barrier_arrived_ = 0;

@@ -42,8 +42,8 @@ class EmulatedKernel final : public CompiledKernel {
     for (const KernelArgument& argument : args) words.push_back(argument.bits);
     const LaunchContext context{&description_, grid, args};
     const std::int64_t total = static_cast<std::int64_t>(grid[0]) * grid[1] * grid[2];
-    int threads = device.threads() > 0 ? device.threads()
-                                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    int threads =
+        device.threads() > 0 ? device.threads() : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     threads = static_cast<int>(std::min<std::int64_t>(threads, total));
 
     std::atomic<std::int64_t> next{0};
@@ -100,8 +100,7 @@ KernelDescription describe(const ir::Function& fn, int num_warps) {
   for (std::size_t i = 0; i < fn.body.arguments.size(); ++i) {
     description.argument_types.push_back(fn.body.arguments[i]->type);
     const bool named = i < fn.argument_names.size() && !fn.argument_names[i].empty();
-    description.argument_names.push_back(named ? fn.argument_names[i]
-                                               : "%" + std::to_string(fn.body.arguments[i]->id));
+    description.argument_names.push_back(named ? fn.argument_names[i] : "%" + std::to_string(fn.body.arguments[i]->id));
   }
   description.threads_per_program = num_warps * lowering::kLanesPerWarp;
   return description;

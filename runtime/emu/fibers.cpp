@@ -45,10 +45,22 @@ int shuffle_source(ShuffleMode mode, int lane, std::uint32_t operand, std::uint3
   int j = lane;
   bool in_range = false;
   switch (mode) {
-    case ShuffleMode::up: j = lane - b; in_range = j >= max_lane; break;
-    case ShuffleMode::down: j = lane + b; in_range = j <= max_lane; break;
-    case ShuffleMode::butterfly: j = lane ^ b; in_range = j <= max_lane; break;
-    case ShuffleMode::index: j = min_lane | (b & ~segment_mask); in_range = j <= max_lane; break;
+    case ShuffleMode::up:
+      j = lane - b;
+      in_range = j >= max_lane;
+      break;
+    case ShuffleMode::down:
+      j = lane + b;
+      in_range = j <= max_lane;
+      break;
+    case ShuffleMode::butterfly:
+      j = lane ^ b;
+      in_range = j <= max_lane;
+      break;
+    case ShuffleMode::index:
+      j = min_lane | (b & ~segment_mask);
+      in_range = j <= max_lane;
+      break;
   }
   return in_range ? j : lane;
 }

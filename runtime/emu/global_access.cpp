@@ -41,8 +41,7 @@ std::string out_of_bounds_message(const LaunchContext& launch, const AccessSite&
   const auto size = static_cast<std::int64_t>(element_bytes);
   const std::int64_t offset = difference >= 0 ? difference / size : -((-difference + size - 1) / size);
   const std::int64_t count = static_cast<std::int64_t>(range.end - range.begin) / size;
-  const std::string& name =
-      range.name.empty() ? kernel.argument_names[static_cast<std::size_t>(argument)] : range.name;
+  const std::string& name = range.name.empty() ? kernel.argument_names[static_cast<std::size_t>(argument)] : range.name;
   return what + "element offset " + std::to_string(offset) +
          (offset < 0 ? " is before the start of '" : " is past the end of '") + name + "' (" + std::to_string(count) +
          " elements of " + std::string(ir::dtype_name(type.dtype)) + ")";

@@ -71,9 +71,9 @@ std::string program_string() {
 
 using kiln::lowering::kLanesPerWarp;
 using kiln::runtime::emu::BarrierMode;
+using kiln::runtime::emu::scheduler;
 using kiln::runtime::emu::ShuffleMode;
 using kiln::runtime::emu::VoteMode;
-using kiln::runtime::emu::scheduler;
 
 extern "C" {
 
@@ -112,14 +112,14 @@ void kiln_emu_warp_sync(std::uint32_t mask) { scheduler().vote(VoteMode::all, ma
 void kiln_emu_memory_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 // shfl.sync.{idx,bfly,up,down}.{i32,f32}(member mask, value, lane operand, clamp).
-#define KILN_EMU_SHUFFLE(mode_name, mode)                                                                          \
-  std::uint32_t kiln_emu_shfl_sync_##mode_name##_i32(std::uint32_t mask, std::uint32_t value, std::uint32_t b,     \
-                                                      std::uint32_t c) {                                           \
-    return scheduler().shuffle(mode, mask, value, b, c);                                                           \
-  }                                                                                                                \
+#define KILN_EMU_SHUFFLE(mode_name, mode)                                                                         \
+  std::uint32_t kiln_emu_shfl_sync_##mode_name##_i32(std::uint32_t mask, std::uint32_t value, std::uint32_t b,    \
+                                                     std::uint32_t c) {                                           \
+    return scheduler().shuffle(mode, mask, value, b, c);                                                          \
+  }                                                                                                               \
   float kiln_emu_shfl_sync_##mode_name##_f32(std::uint32_t mask, float value, std::uint32_t b, std::uint32_t c) { \
-    return kiln::runtime::emu::bits_float(                                                                         \
-        scheduler().shuffle(mode, mask, kiln::runtime::emu::float_bits(value), b, c));                             \
+    return kiln::runtime::emu::bits_float(                                                                        \
+        scheduler().shuffle(mode, mask, kiln::runtime::emu::float_bits(value), b, c));                            \
   }
 KILN_EMU_SHUFFLE(idx, ShuffleMode::index)
 KILN_EMU_SHUFFLE(bfly, ShuffleMode::butterfly)
@@ -146,13 +146,13 @@ std::uint32_t kiln_emu_vote_ballot(std::uint32_t mask, std::uint32_t p) {
 // accumulators: A in 4 registers, B in 2, C in 4; D written through `d` (the
 // retargeting passes <2 x half> registers as i32 and the returned struct
 // through a pointer).
-#define KILN_EMU_MMA(name, input)                                                                                  \
+#define KILN_EMU_MMA(name, input)                                                                                    \
   void kiln_emu_mma_##name(std::uint32_t a0, std::uint32_t a1, std::uint32_t a2, std::uint32_t a3, std::uint32_t b0, \
-                           std::uint32_t b1, float c0, float c1, float c2, float c3, float* d) {                    \
-    const std::uint32_t a[4] = {a0, a1, a2, a3};                                                                   \
-    const std::uint32_t b[2] = {b0, b1};                                                                           \
-    const float c[4] = {c0, c1, c2, c3};                                                                           \
-    kiln::runtime::emu::warp_matrix_multiply(input, a, b, c, d);                                                   \
+                           std::uint32_t b1, float c0, float c1, float c2, float c3, float* d) {                     \
+    const std::uint32_t a[4] = {a0, a1, a2, a3};                                                                     \
+    const std::uint32_t b[2] = {b0, b1};                                                                             \
+    const float c[4] = {c0, c1, c2, c3};                                                                             \
+    kiln::runtime::emu::warp_matrix_multiply(input, a, b, c, d);                                                     \
   }
 KILN_EMU_MMA(m16n8k16_bf16, kiln::runtime::emu::MmaInput::bf16)
 KILN_EMU_MMA(m16n8k16_f16, kiln::runtime::emu::MmaInput::f16)
@@ -192,18 +192,20 @@ std::uint64_t kiln_emu_mulhi_u64(std::uint64_t a, std::uint64_t b) {
 }
 
 // libdevice, on host libm: __nv_<f>f (f32) and __nv_<f> (f64).
-#define KILN_EMU_LIBM_UNARY(name)                                      \
-  float kiln_emu_nv_##name##f(float x) { return std::name(x); }       \
+#define KILN_EMU_LIBM_UNARY(name)                               \
+  float kiln_emu_nv_##name##f(float x) { return std::name(x); } \
   double kiln_emu_nv_##name(double x) { return std::name(x); }
-#define KILN_EMU_LIBM_BINARY(name)                                                \
-  float kiln_emu_nv_##name##f(float x, float y) { return std::name(x, y); }      \
+#define KILN_EMU_LIBM_BINARY(name)                                          \
+  float kiln_emu_nv_##name##f(float x, float y) { return std::name(x, y); } \
   double kiln_emu_nv_##name(double x, double y) { return std::name(x, y); }
+// clang-format off
 #define KILN_EMU_LIBM_UNARY_LIST(X)                                                                                  \
   X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(tanh) X(asinh) X(acosh) X(atanh) X(exp) X(exp2)   \
   X(expm1) X(log) X(log2) X(log10) X(log1p) X(sqrt) X(cbrt) X(erf) X(erfc) X(lgamma) X(tgamma) X(floor) X(ceil)   \
   X(trunc) X(round) X(rint) X(nearbyint) X(fabs) X(logb)
 #define KILN_EMU_LIBM_BINARY_LIST(X) \
   X(pow) X(atan2) X(fmod) X(remainder) X(hypot) X(copysign) X(fmin) X(fmax) X(fdim) X(nextafter)
+// clang-format on
 KILN_EMU_LIBM_UNARY_LIST(KILN_EMU_LIBM_UNARY)
 KILN_EMU_LIBM_BINARY_LIST(KILN_EMU_LIBM_BINARY)
 float kiln_emu_nv_exp10f(float x) { return std::pow(10.0f, x); }
@@ -278,13 +280,13 @@ std::uint32_t kiln_emu_atomic_add_bf16(std::uint16_t* address, std::uint32_t val
   return kiln::runtime::emu::atomic_add<kiln::bfloat16>(address, value);
 }
 std::uint32_t kiln_emu_fma_f16(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-  return kiln::half(kiln::fused_multiply_add_to_odd(kiln_emu_f16_to_f32(a), kiln_emu_f16_to_f32(b),
-                                                     kiln_emu_f16_to_f32(c)))
+  return kiln::half(
+             kiln::fused_multiply_add_to_odd(kiln_emu_f16_to_f32(a), kiln_emu_f16_to_f32(b), kiln_emu_f16_to_f32(c)))
       .bits;
 }
 std::uint32_t kiln_emu_fma_bf16(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-  return kiln::bfloat16(kiln::fused_multiply_add_to_odd(kiln_emu_bf16_to_f32(a), kiln_emu_bf16_to_f32(b),
-                                                         kiln_emu_bf16_to_f32(c)))
+  return kiln::bfloat16(
+             kiln::fused_multiply_add_to_odd(kiln_emu_bf16_to_f32(a), kiln_emu_bf16_to_f32(b), kiln_emu_bf16_to_f32(c)))
       .bits;
 }
 
@@ -294,15 +296,14 @@ namespace kiln::runtime::emu {
 
 namespace {
 
-#define KILN_EMU_HOOK(replaces, hook) Hook{replaces, #hook, reinterpret_cast<void*>(&hook)}
-#define KILN_EMU_LIBM_UNARY_HOOKS(name)                                          \
-  KILN_EMU_HOOK("__nv_" #name "f", kiln_emu_nv_##name##f),                       \
-  KILN_EMU_HOOK("__nv_fast_" #name "f", kiln_emu_nv_##name##f),                  \
-  KILN_EMU_HOOK("__nv_" #name, kiln_emu_nv_##name),
-#define KILN_EMU_LIBM_BINARY_HOOKS(name)                                         \
-  KILN_EMU_HOOK("__nv_" #name "f", kiln_emu_nv_##name##f),                       \
-  KILN_EMU_HOOK("__nv_fast_" #name "f", kiln_emu_nv_##name##f),                  \
-  KILN_EMU_HOOK("__nv_" #name, kiln_emu_nv_##name),
+#define KILN_EMU_HOOK(replaces, hook) \
+  Hook { replaces, #hook, reinterpret_cast<void*>(&hook) }
+#define KILN_EMU_LIBM_UNARY_HOOKS(name)                    \
+  KILN_EMU_HOOK("__nv_" #name "f", kiln_emu_nv_##name##f), \
+      KILN_EMU_HOOK("__nv_fast_" #name "f", kiln_emu_nv_##name##f), KILN_EMU_HOOK("__nv_" #name, kiln_emu_nv_##name),
+#define KILN_EMU_LIBM_BINARY_HOOKS(name)                   \
+  KILN_EMU_HOOK("__nv_" #name "f", kiln_emu_nv_##name##f), \
+      KILN_EMU_HOOK("__nv_fast_" #name "f", kiln_emu_nv_##name##f), KILN_EMU_HOOK("__nv_" #name, kiln_emu_nv_##name),
 
 const Hook kHooks[] = {
     KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.tid.x", kiln_emu_thread_index_x),
@@ -372,9 +373,8 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("llvm.nvvm.mulhi.ui", kiln_emu_mulhi_u32),
     KILN_EMU_HOOK("llvm.nvvm.mulhi.ll", kiln_emu_mulhi_i64),
     KILN_EMU_HOOK("llvm.nvvm.mulhi.ull", kiln_emu_mulhi_u64),
-    KILN_EMU_LIBM_UNARY_LIST(KILN_EMU_LIBM_UNARY_HOOKS)
-    KILN_EMU_LIBM_BINARY_LIST(KILN_EMU_LIBM_BINARY_HOOKS)
-    KILN_EMU_HOOK("__nv_exp10f", kiln_emu_nv_exp10f),
+    KILN_EMU_LIBM_UNARY_LIST(KILN_EMU_LIBM_UNARY_HOOKS) KILN_EMU_LIBM_BINARY_LIST(KILN_EMU_LIBM_BINARY_HOOKS)
+        KILN_EMU_HOOK("__nv_exp10f", kiln_emu_nv_exp10f),
     KILN_EMU_HOOK("__nv_fast_exp10f", kiln_emu_nv_exp10f),
     KILN_EMU_HOOK("__nv_exp10", kiln_emu_nv_exp10),
     KILN_EMU_HOOK("__nv_rsqrtf", kiln_emu_nv_rsqrtf),

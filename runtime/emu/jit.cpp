@@ -82,9 +82,9 @@ JitCode::JitCode(std::unique_ptr<llvm::LLVMContext> context, std::unique_ptr<llv
         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   llvm::orc::JITDylib& library = jit_->getMainJITDylib();
   check(library.define(llvm::orc::absoluteSymbols(std::move(hooks))), "defining the hooks");
-  library.addGenerator(checked(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-                                   jit_->getDataLayout().getGlobalPrefix()),
-                               "searching the process's symbols"));
+  library.addGenerator(
+      checked(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix()),
+              "searching the process's symbols"));
   llvm::orc::ThreadSafeModule owned(std::move(module), llvm::orc::ThreadSafeContext(std::move(context)));
   check(jit_->addIRModule(std::move(owned)), "adding the module");
   entry_ = checked(jit_->lookup(kEntryFunction), "compiling the kernel").toPtr<KernelEntry>();

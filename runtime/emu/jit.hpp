@@ -34,8 +34,7 @@ class JitCode {
   /// Compiles `module` for `machine` and finds its entry
   /// (retarget_module's kEntryFunction). Throws std::runtime_error with
   /// LLVM's message when that fails.
-  JitCode(std::unique_ptr<llvm::LLVMContext> context, std::unique_ptr<llvm::Module> module,
-          const EmuMachine& machine);
+  JitCode(std::unique_ptr<llvm::LLVMContext> context, std::unique_ptr<llvm::Module> module, const EmuMachine& machine);
   ~JitCode();
   JitCode(const JitCode&) = delete;
   JitCode& operator=(const JitCode&) = delete;

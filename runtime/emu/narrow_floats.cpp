@@ -62,8 +62,8 @@ bool moves_bits(const llvm::Instruction& instruction) {
   if (const auto* rmw = llvm::dyn_cast<llvm::AtomicRMWInst>(&instruction))
     return rmw->getOperation() == llvm::AtomicRMWInst::Xchg;
   return llvm::isa<llvm::LoadInst, llvm::StoreInst, llvm::BitCastInst, llvm::PHINode, llvm::SelectInst,
-                   llvm::ExtractElementInst, llvm::InsertElementInst, llvm::ShuffleVectorInst,
-                   llvm::ExtractValueInst, llvm::InsertValueInst, llvm::FreezeInst, llvm::ReturnInst>(instruction);
+                   llvm::ExtractElementInst, llvm::InsertElementInst, llvm::ShuffleVectorInst, llvm::ExtractValueInst,
+                   llvm::InsertValueInst, llvm::FreezeInst, llvm::ReturnInst>(instruction);
 }
 
 /// Step 1: the operations that compute on narrow floats, made explicit.
@@ -116,14 +116,14 @@ class NarrowFloatArithmetic {
     const bool half = type->isHalfTy();
     llvm::Type* source = value->getType();
     if (source->isFloatTy())
-      return narrow(builder_.CreateCall(hook(half ? "kiln_emu_f32_to_f16" : "kiln_emu_f32_to_bf16", i32(), {f32()}),
-                                        {value}),
-                    type);
+      return narrow(
+          builder_.CreateCall(hook(half ? "kiln_emu_f32_to_f16" : "kiln_emu_f32_to_bf16", i32(), {f32()}), {value}),
+          type);
     if (source->isDoubleTy())
-      return narrow(builder_.CreateCall(hook(half ? "kiln_emu_f64_to_f16" : "kiln_emu_f64_to_bf16", i32(),
-                                             {builder_.getDoubleTy()}),
-                                        {value}),
-                    type);
+      return narrow(
+          builder_.CreateCall(
+              hook(half ? "kiln_emu_f64_to_f16" : "kiln_emu_f64_to_bf16", i32(), {builder_.getDoubleTy()}), {value}),
+          type);
     llvm::Value* wide = builder_.CreateIntCast(value, builder_.getInt64Ty(), is_signed);
     const char* name = is_signed ? (half ? "kiln_emu_i64_to_f16" : "kiln_emu_i64_to_bf16")
                                  : (half ? "kiln_emu_u64_to_f16" : "kiln_emu_u64_to_bf16");
@@ -202,9 +202,9 @@ class NarrowFloatArithmetic {
         rmw && rmw->getOperation() == llvm::AtomicRMWInst::FAdd) {
       const char* name = type->isHalfTy() ? "kiln_emu_atomic_add_f16" : "kiln_emu_atomic_add_bf16";
       llvm::Value* address = rmw->getPointerOperand();
-      return narrow(builder_.CreateCall(hook(name, i32(), {address->getType(), i32()}),
-                                        {address, pattern(rmw->getValOperand())}),
-                    type);
+      return narrow(
+          builder_.CreateCall(hook(name, i32(), {address->getType(), i32()}), {address, pattern(rmw->getValOperand())}),
+          type);
     }
     switch (instruction.getOpcode()) {
       case llvm::Instruction::FPExt: {
@@ -337,9 +337,8 @@ class NarrowValuesAsIntegers {
       return copy;
     }
     if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction)) {
-      llvm::StoreInst* copy = builder_.CreateAlignedStore(integer(store->getValueOperand()),
-                                                          store->getPointerOperand(), store->getAlign(),
-                                                          store->isVolatile());
+      llvm::StoreInst* copy = builder_.CreateAlignedStore(integer(store->getValueOperand()), store->getPointerOperand(),
+                                                          store->getAlign(), store->isVolatile());
       copy->setAtomic(store->getOrdering(), store->getSyncScopeID());
       copy->copyMetadata(*store);
       return nullptr;

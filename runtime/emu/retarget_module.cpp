@@ -24,8 +24,8 @@
 #include <map>
 
 #include "hooks.hpp"
-#include "narrow_floats.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "narrow_floats.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -100,8 +100,7 @@ void place_shared_memory(llvm::Module& module, KernelDescription& kernel) {
       llvm::IRBuilder<> builder(context);
       if (auto* phi = llvm::dyn_cast<llvm::PHINode>(user))
         builder.SetInsertPoint(phi->getIncomingBlock(use)->getTerminator());
-      else
-        builder.SetInsertPoint(user);
+      else builder.SetInsertPoint(user);
       use.set(builder.CreateConstGEP1_64(builder.getInt8Ty(), base, offset, global->getName()));
     }
   }
@@ -125,10 +124,10 @@ void flatten_address_space_casts(llvm::Module& module) {
 /// as the host's relaxed atomics (CTAs run on several host threads): the
 /// atomicrmw operation of each <op>; `cas` becomes a cmpxchg.
 const std::map<std::string, llvm::AtomicRMWInst::BinOp> kScopedAtomics = {
-    {"add.gen.i", llvm::AtomicRMWInst::Add},   {"add.gen.f", llvm::AtomicRMWInst::FAdd},
-    {"and.gen.i", llvm::AtomicRMWInst::And},   {"or.gen.i", llvm::AtomicRMWInst::Or},
-    {"xor.gen.i", llvm::AtomicRMWInst::Xor},   {"exch.gen.i", llvm::AtomicRMWInst::Xchg},
-    {"max.gen.i", llvm::AtomicRMWInst::Max},   {"min.gen.i", llvm::AtomicRMWInst::Min},
+    {"add.gen.i", llvm::AtomicRMWInst::Add},      {"add.gen.f", llvm::AtomicRMWInst::FAdd},
+    {"and.gen.i", llvm::AtomicRMWInst::And},      {"or.gen.i", llvm::AtomicRMWInst::Or},
+    {"xor.gen.i", llvm::AtomicRMWInst::Xor},      {"exch.gen.i", llvm::AtomicRMWInst::Xchg},
+    {"max.gen.i", llvm::AtomicRMWInst::Max},      {"min.gen.i", llvm::AtomicRMWInst::Min},
     {"inc.gen.i", llvm::AtomicRMWInst::UIncWrap}, {"dec.gen.i", llvm::AtomicRMWInst::UDecWrap},
 };
 
@@ -148,10 +147,9 @@ void lower_scoped_atomics(llvm::Module& module) {
       const llvm::Align alignment(module.getDataLayout().getTypeStoreSize(call->getType()));
       llvm::Value* result;
       if (compare_exchange) {
-        llvm::Value* pair = builder.CreateAtomicCmpXchg(call->getArgOperand(0), call->getArgOperand(1),
-                                                        call->getArgOperand(2), alignment,
-                                                        llvm::AtomicOrdering::Monotonic,
-                                                        llvm::AtomicOrdering::Monotonic);
+        llvm::Value* pair =
+            builder.CreateAtomicCmpXchg(call->getArgOperand(0), call->getArgOperand(1), call->getArgOperand(2),
+                                        alignment, llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
         result = builder.CreateExtractValue(pair, 0);
       } else {
         result = builder.CreateAtomicRMW(rmw->second, call->getArgOperand(0), call->getArgOperand(1), alignment,
@@ -299,8 +297,7 @@ void redirect_call(llvm::CallInst* call, llvm::FunctionCallee hook) {
   std::vector<llvm::Value*> arguments;
   for (llvm::Value* argument : call->args()) {
     llvm::Type* type = argument->getType();
-    if (type->isIntegerTy(1))
-      argument = builder.CreateZExt(argument, builder.getInt32Ty());
+    if (type->isIntegerTy(1)) argument = builder.CreateZExt(argument, builder.getInt32Ty());
     else if (type->isVectorTy())
       argument = builder.CreateBitCast(
           argument, builder.getIntNTy(static_cast<unsigned>(type->getPrimitiveSizeInBits().getFixedValue())));

@@ -198,10 +198,10 @@ struct Abs {
   }
 };
 
-#define KILN_MATH(Name, expr)                                       \
-  struct Name {                                                     \
-    template <class E> static constexpr bool valid = floating<E>;   \
-    template <class E> static C<E> apply(C<E> x) { return expr; }   \
+#define KILN_MATH(Name, expr)                                     \
+  struct Name {                                                   \
+    template <class E> static constexpr bool valid = floating<E>; \
+    template <class E> static C<E> apply(C<E> x) { return expr; } \
   };
 KILN_MATH(Exp, std::exp(x))
 KILN_MATH(Exp2, std::exp2(x))

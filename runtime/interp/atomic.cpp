@@ -24,7 +24,7 @@ using Bits = std::conditional_t<sizeof(S) == 1, std::uint8_t,
 
 constexpr std::memory_order failure_order(std::memory_order order) {
   return order == std::memory_order_acquire || order == std::memory_order_acq_rel ? std::memory_order_acquire
-                                                                                    : std::memory_order_relaxed;
+                                                                                  : std::memory_order_relaxed;
 }
 
 template <class E, Kind K>
@@ -47,7 +47,8 @@ typename E::S atomic_update(std::uint64_t address, typename E::S value, std::mem
   const B bits = std::bit_cast<B>(value);
   if constexpr (K == Kind::xchg) {
     return std::bit_cast<S>(ref.exchange(bits, order));
-  } else if constexpr (!E::is_float && !E::is_bool && (K == Kind::add || K == Kind::and_ || K == Kind::or_ || K == Kind::xor_)) {
+  } else if constexpr (!E::is_float && !E::is_bool &&
+                       (K == Kind::add || K == Kind::and_ || K == Kind::or_ || K == Kind::xor_)) {
     if constexpr (K == Kind::add) return std::bit_cast<S>(ref.fetch_add(bits, order));
     else if constexpr (K == Kind::and_) return std::bit_cast<S>(ref.fetch_and(bits, order));
     else if constexpr (K == Kind::or_) return std::bit_cast<S>(ref.fetch_or(bits, order));
@@ -68,8 +69,8 @@ void check_alignment(const Instr& ins, const Exec& ex, const std::uint64_t* p, c
     if ((mask && !mask[i * mask_step]) || p[i] % bytes == 0) continue;
     char hex[32];
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(p[i]));
-    fault(ex, std::string(ir::op_info(ins.code).name) + " misaligned" + at_line(ins) + ": element " + std::to_string(i) +
-                  " at " + hex + " is not aligned to " + std::to_string(bytes) + " bytes");
+    fault(ex, std::string(ir::op_info(ins.code).name) + " misaligned" + at_line(ins) + ": element " +
+                  std::to_string(i) + " at " + hex + " is not aligned to " + std::to_string(bytes) + " bytes");
   }
 }
 
@@ -135,8 +136,7 @@ Routine pick_rmw(const ir::Operation& op, const ir::Type& type) {
     if constexpr ((bitwise && E::is_float) || (K == Kind::add && E::is_bool))
       unsupported(op, "atomic " + std::string(op.symbol_attribute("kind")) + " is not defined for " +
                           std::string(ir::dtype_name(type.dtype)));
-    else
-      return &run_rmw<E, K>;
+    else return &run_rmw<E, K>;
   });
 }
 

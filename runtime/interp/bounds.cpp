@@ -19,7 +19,8 @@ const std::string& range_name(const Exec& ex, int arg) {
 }
 
 bool inside(const MemoryRange& r, std::uint64_t address, std::uint64_t bytes) {
-  return address >= r.begin && r.end >= r.begin && r.end - r.begin >= bytes && address - r.begin <= r.end - r.begin - bytes;
+  return address >= r.begin && r.end >= r.begin && r.end - r.begin >= bytes &&
+         address - r.begin <= r.end - r.begin - bytes;
 }
 
 /// How far an access lies outside `r`, in bytes.
@@ -41,8 +42,9 @@ std::uint64_t distance(const MemoryRange& r, std::uint64_t address, std::uint64_
   const auto diff = static_cast<std::int64_t>(address - r.begin);
   const std::int64_t offset = diff >= 0 ? diff / bytes : -((-diff + bytes - 1) / bytes);
   const std::int64_t count = static_cast<std::int64_t>(r.end - r.begin) / bytes;
-  fault(ex, what + "element offset " + std::to_string(offset) + (offset < 0 ? " is before the start of '" : " is past the end of '") +
-                range_name(ex, arg) + "' (" + std::to_string(count) + " elements of " + type + ")");
+  fault(ex, what + "element offset " + std::to_string(offset) +
+                (offset < 0 ? " is before the start of '" : " is past the end of '") + range_name(ex, arg) + "' (" +
+                std::to_string(count) + " elements of " + type + ")");
 }
 
 /// Mixed provenance: the element must lie inside some pointer argument; the
@@ -97,8 +99,7 @@ Access check_access(const Instr& ins, const Exec& ex, const std::uint64_t* addre
     std::int64_t active = 0;
     if (mask_step == 1)
       for (std::int64_t i = 0; i < n; ++i) active += mask[i] != 0;
-    else
-      active = mask[0] ? n : 0;
+    else active = mask[0] ? n : 0;
     access.active = active;
     if (active == 0) return access;
     while (!mask[access.first * mask_step]) ++access.first;

@@ -43,8 +43,7 @@ void bind_cast(const ir::Operation& op, Instr& ins) {
       using To = decltype(t);
       if constexpr ((From::is_pointer && To::is_float) || (From::is_float && To::is_pointer))
         unsupported(op, "cannot cast " + ir::to_string(from) + " to " + ir::to_string(to));
-      else
-        return &run_cast<From, To>;
+      else return &run_cast<From, To>;
     });
   });
 }

@@ -78,7 +78,8 @@ void require_matching(const ir::Operation& op, const std::vector<SlotRef>& a, co
 void bind_for(const ir::Operation& op, Instr& ins) {
   if (op.operands.size() < 3) unsupported(op, "needs lo, hi and step");
   const ir::Type& iv = op.operands[0]->type;
-  if (iv.is_pointer || !ir::is_integer(iv.dtype) || iv.is_tile() || op.operands[1]->type != iv || op.operands[2]->type != iv)
+  if (iv.is_pointer || !ir::is_integer(iv.dtype) || iv.is_tile() || op.operands[1]->type != iv ||
+      op.operands[2]->type != iv)
     unsupported(op, "lo, hi and step must be scalars of one integer type, got " + ir::to_string(iv) + ", " +
                         ir::to_string(op.operands[1]->type) + ", " + ir::to_string(op.operands[2]->type));
   const Body& body = ins.regions.at(0);
@@ -93,10 +94,8 @@ void bind_for(const ir::Operation& op, Instr& ins) {
       if (j != k && body.yields[j].offset == carried[k].offset) ins.param[0] = 1;
   ins.run = with_dtype(iv.dtype, [&](auto e) -> Routine {
     using E = decltype(e);
-    if constexpr (E::is_float)
-      unsupported(op, "the induction variable must be an integer");
-    else
-      return &run_for<E>;
+    if constexpr (E::is_float) unsupported(op, "the induction variable must be an integer");
+    else return &run_for<E>;
   });
 }
 
@@ -104,9 +103,7 @@ void bind_for(const ir::Operation& op, Instr& ins) {
 
 void bind_control(const ir::Operation& op, Instr& ins) {
   switch (op.code) {
-    case ir::OpCode::for_:
-      bind_for(op, ins);
-      return;
+    case ir::OpCode::for_: bind_for(op, ins); return;
     case ir::OpCode::if_:
       if (op.operands.size() != 1 || op.operands[0]->type != ir::Type::scalar(ir::DType::i1))
         unsupported(op, "the condition must be an i1 scalar");
@@ -126,8 +123,7 @@ void bind_control(const ir::Operation& op, Instr& ins) {
       ins.run = &run_while;
       return;
     }
-    default:
-      unsupported(op, "not a control-flow op");
+    default: unsupported(op, "not a control-flow op");
   }
 }
 

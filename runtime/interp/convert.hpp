@@ -20,7 +20,8 @@ T saturate_to_int(double v) {
   v = std::trunc(v);
   constexpr double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
   // 2^bits (or 2^(bits-1)) is exact in double; the maximum itself may not be.
-  constexpr double limit = std::is_signed_v<T> ? -lowest : 2.0 * (static_cast<double>(std::numeric_limits<T>::max() / 2) + 1.0);
+  constexpr double limit =
+      std::is_signed_v<T> ? -lowest : 2.0 * (static_cast<double>(std::numeric_limits<T>::max() / 2) + 1.0);
   if (v <= lowest) return std::numeric_limits<T>::lowest();
   if (v >= limit) return std::numeric_limits<T>::max();
   return static_cast<T>(v);

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "element.hpp"
 #include "fault.hpp"
 #include "program.hpp"
-#include "element.hpp"
 
 namespace kiln::runtime::interp {
 
@@ -32,7 +32,8 @@ void append_element(std::string& line, const std::byte* at) {
 using Append = void (*)(std::string&, const std::byte*);
 
 /// Appends a tile as nested brackets, row-major: [[1, 2], [3, 4]].
-void append_tile(std::string& line, Append append, const ir::Shape& shape, std::size_t dim, const std::byte*& at, int bytes) {
+void append_tile(std::string& line, Append append, const ir::Shape& shape, std::size_t dim, const std::byte*& at,
+                 int bytes) {
   if (dim == shape.size()) {
     append(line, at);
     at += bytes;
@@ -47,8 +48,8 @@ void append_tile(std::string& line, Append append, const ir::Shape& shape, std::
 }
 
 KILN_ROUTINE void run_print(const Instr& ins, Exec& ex) {
-  std::string line = "pid (" + std::to_string(ex.pid[0]) + ", " + std::to_string(ex.pid[1]) + ", " +
-                     std::to_string(ex.pid[2]) + ")";
+  std::string line =
+      "pid (" + std::to_string(ex.pid[0]) + ", " + std::to_string(ex.pid[1]) + ", " + std::to_string(ex.pid[2]) + ")";
   if (!ins.text.empty()) line += " " + ins.text;
   for (std::size_t j = 0; j < ins.in.size(); ++j) {
     const ir::Type& t = ins.types[j];

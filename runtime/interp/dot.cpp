@@ -32,8 +32,9 @@ float round_tf32(float x) {
 
 /// Accumulation type for an input element type.
 template <class E>
-using Accumulator = std::conditional_t<E::is_float, std::conditional_t<std::is_same_v<typename E::S, double>, double, float>,
-                                       std::uint64_t>;
+using Accumulator =
+    std::conditional_t<E::is_float, std::conditional_t<std::is_same_v<typename E::S, double>, double, float>,
+                       std::uint64_t>;
 
 template <class E, class W>
 W widen(typename E::S x) {
@@ -123,8 +124,9 @@ KILN_ROUTINE void run_dot(const Instr& ins, Exec& ex) {
     }
     gemm(a_head, b_head, c, m_size, n_size, k_size);
     if constexpr (!direct) {
-      using WE = std::conditional_t<std::is_same_v<W, double>, Element<ir::DType::f64>,
-                                    std::conditional_t<std::is_same_v<W, float>, Element<ir::DType::f32>, Element<ir::DType::u64>>>;
+      using WE = std::conditional_t<
+          std::is_same_v<W, double>, Element<ir::DType::f64>,
+          std::conditional_t<std::is_same_v<W, float>, Element<ir::DType::f32>, Element<ir::DType::u64>>>;
       for (std::int64_t i = 0; i < c_count; ++i) out[i] = convert<WE, Acc>(c[i]);
     }
   }
@@ -142,9 +144,13 @@ std::array<std::int64_t, 4> dot_sizes(const ir::Operation& op) {
   const ir::Type& b = op.operands[1]->type;
   const ir::Type& c = op.operands[2]->type;
   const std::size_t rank = a.shape.size();
-  const auto describe = [&] { return ", a is " + ir::to_string(a) + ", b is " + ir::to_string(b) + ", acc is " + ir::to_string(c); };
-  if ((rank != 2 && rank != 3) || b.shape.size() != rank || c.shape.size() != rank) unsupported(op, "operands must be 2-D or 3-D" + describe());
-  if (a.is_pointer || b.is_pointer || c.is_pointer || a.dtype != b.dtype) unsupported(op, "a and b must share a numeric dtype" + describe());
+  const auto describe = [&] {
+    return ", a is " + ir::to_string(a) + ", b is " + ir::to_string(b) + ", acc is " + ir::to_string(c);
+  };
+  if ((rank != 2 && rank != 3) || b.shape.size() != rank || c.shape.size() != rank)
+    unsupported(op, "operands must be 2-D or 3-D" + describe());
+  if (a.is_pointer || b.is_pointer || c.is_pointer || a.dtype != b.dtype)
+    unsupported(op, "a and b must share a numeric dtype" + describe());
   if (op.results[0]->type != c) unsupported(op, "result type differs from acc" + describe());
   const std::int64_t batch = rank == 3 ? a.shape[0] : 1;
   const std::size_t o = rank - 2;
@@ -179,8 +185,7 @@ void bind_dot(const ir::Operation& op, Instr& ins) {
       if constexpr (In::is_float != Acc::is_float)
         unsupported(op, "float inputs need a float accumulator and integer inputs an integer one, a is " +
                             ir::to_string(op.operands[0]->type) + ", acc is " + ir::to_string(op.operands[2]->type));
-      else
-        return &run_dot<In, Acc>;
+      else return &run_dot<In, Acc>;
     });
   });
 }

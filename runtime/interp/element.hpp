@@ -27,10 +27,8 @@ struct ElementBase {
   static constexpr int bits = is_bool ? 1 : static_cast<int>(sizeof(Storage) * 8);
   static C load(S s) { return static_cast<C>(s); }
   static S store(C c) {
-    if constexpr (is_bool)
-      return static_cast<S>(c & 1u);
-    else
-      return static_cast<S>(c);
+    if constexpr (is_bool) return static_cast<S>(c & 1u);
+    else return static_cast<S>(c);
   }
 };
 

@@ -105,10 +105,8 @@ KILN_ROUTINE void run_select(const Instr& ins, Exec& ex) {
 template <class Op, class Make>
 Routine pick(const ir::Operation& op, const ir::Type& type, Make make) {
   return with_element(type, [&](auto e) -> Routine {
-    if constexpr (Op::template valid<decltype(e)>)
-      return make(e);
-    else
-      unsupported(op, "not defined for " + ir::to_string(type.element()));
+    if constexpr (Op::template valid<decltype(e)>) return make(e);
+    else unsupported(op, "not defined for " + ir::to_string(type.element()));
   });
 }
 
@@ -238,8 +236,9 @@ void bind_elementwise(const ir::Operation& op, Instr& ins) {
       unsupported(op, "operand types differ: " + ir::to_string(op.operands[0]->type) + " and " +
                           ir::to_string(op.operands[i]->type));
   const Binder bind = elementwise_binder(op.code);
-  if (!bind) throw std::logic_error("internal error in kiln: " + std::string(op.name()) +
-                                    " is not an elementwise op (please report)");
+  if (!bind)
+    throw std::logic_error("internal error in kiln: " + std::string(op.name()) +
+                           " is not an elementwise op (please report)");
   bind(op, ins);
 }
 

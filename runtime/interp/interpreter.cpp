@@ -73,9 +73,7 @@ InterpretedKernel& InterpretedKernel::operator=(InterpretedKernel&&) noexcept = 
 
 namespace {
 
-std::string count(std::size_t n, const char* noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+std::string count(std::size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 /// Writes the arguments into their slots and runs the once-per-frame code.
 void prepare(interp::Exec& ex) {

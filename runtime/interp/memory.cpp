@@ -71,8 +71,7 @@ KILN_ROUTINE void run_load(const Instr& ins, Exec& ex) {
   }
   const Access access = check_access(ins, ex, p, mask, 1, n);
   if (!mask) {
-    if (access.contiguous)
-      std::memcpy(out, reinterpret_cast<const void*>(p[0]), n * sizeof(U));
+    if (access.contiguous) std::memcpy(out, reinterpret_cast<const void*>(p[0]), n * sizeof(U));
     else
       for (std::int64_t i = 0; i < n; ++i) out[i] = read<U>(p[i]);
   } else if (access.contiguous && access.active > 0) {
@@ -138,8 +137,7 @@ bool scalar_or_matching(const ir::Operation& op, std::size_t index, std::int64_t
 }
 
 void require_pointer(const ir::Operation& op) {
-  if (op.operands.empty() || !op.operands[0]->type.is_pointer)
-    unsupported(op, "first operand must be a pointer");
+  if (op.operands.empty() || !op.operands[0]->type.is_pointer) unsupported(op, "first operand must be a pointer");
 }
 
 }  // namespace
@@ -158,10 +156,8 @@ void bind_memory(const ir::Operation& op, Instr& ins) {
       ins.param[0] = std::countr_zero(static_cast<unsigned>(width));
       ins.run = with_dtype(offset.dtype, [&](auto e) -> Routine {
         using E = decltype(e);
-        if constexpr (E::is_float)
-          unsupported(op, "offset must be an integer");
-        else
-          return ins.scalar_base ? &run_addptr_scalar_base<E> : &run_addptr<E>;
+        if constexpr (E::is_float) unsupported(op, "offset must be an integer");
+        else return ins.scalar_base ? &run_addptr_scalar_base<E> : &run_addptr<E>;
       });
       return;
     }
@@ -179,7 +175,8 @@ void bind_memory(const ir::Operation& op, Instr& ins) {
       return;
     }
     case ir::OpCode::store: {
-      if (op.operands.size() < 2 || op.operands.size() > 3) unsupported(op, "takes a pointer, a value and a mask at most");
+      if (op.operands.size() < 2 || op.operands.size() > 3)
+        unsupported(op, "takes a pointer, a value and a mask at most");
       if (op.operands[1]->type.numel() != n)
         unsupported(op, "value " + ir::to_string(op.operands[1]->type) + " does not match " +
                             ir::to_string(op.operands[0]->type));
@@ -188,8 +185,7 @@ void bind_memory(const ir::Operation& op, Instr& ins) {
       ins.run = with_width(width, [](auto u) -> Routine { return &run_store<decltype(u)>; });
       return;
     }
-    default:
-      unsupported(op, "not a memory op");
+    default: unsupported(op, "not a memory op");
   }
 }
 

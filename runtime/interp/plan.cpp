@@ -243,15 +243,9 @@ class Provenance {
           for (ir::Value* r : op->results) flow(r, of(in[0]));
           break;
         case ir::OpCode::cast:
-        case ir::OpCode::bitcast:
-          flow(op->result(), in[0]->type.is_pointer ? of(in[0]) : kMixedSource);
-          break;
-        case ir::OpCode::join:
-          flow(op->result(), join_source(of(in[0]), of(in[1])));
-          break;
-        case ir::OpCode::select:
-          flow(op->result(), join_source(of(in[1]), of(in[2])));
-          break;
+        case ir::OpCode::bitcast: flow(op->result(), in[0]->type.is_pointer ? of(in[0]) : kMixedSource); break;
+        case ir::OpCode::join: flow(op->result(), join_source(of(in[0]), of(in[1]))); break;
+        case ir::OpCode::select: flow(op->result(), join_source(of(in[1]), of(in[2]))); break;
         case ir::OpCode::for_: {
           const ir::Block& body = *op->regions[0];
           for (std::size_t i = 0; i + 3 < in.size() && i + 1 < body.arguments.size(); ++i) {

@@ -54,19 +54,19 @@ inline constexpr int kMixedSource = -1;
 struct Instr {
   Routine run = nullptr;
   ir::OpCode code{};
-  std::string loc;                     // "softmax.hpp:41", or empty
+  std::string loc;  // "softmax.hpp:41", or empty
   std::vector<SlotRef> in, out;
-  std::int64_t n = 0;                  // elements of the first result
+  std::int64_t n = 0;                   // elements of the first result
   std::array<std::int64_t, 4> param{};  // op-specific integers (axis sizes, flags)
-  std::vector<std::int64_t> dims;      // op-specific shape data
-  std::uint64_t bits = 0;              // a constant's element bits
-  int source = kMixedSource;           // memory ops: the pointer's provenance
-  bool scalar_base = false;            // addptr: in[0] is the scalar its pointer operand splats
-  ir::DType dtype{};                   // memory ops: the pointee
-  std::string text;                    // print prefix, assert message
-  std::vector<ir::Type> types;         // print: the operand types
+  std::vector<std::int64_t> dims;       // op-specific shape data
+  std::uint64_t bits = 0;               // a constant's element bits
+  int source = kMixedSource;            // memory ops: the pointer's provenance
+  bool scalar_base = false;             // addptr: in[0] is the scalar its pointer operand splats
+  ir::DType dtype{};                    // memory ops: the pointee
+  std::string text;                     // print prefix, assert message
+  std::vector<ir::Type> types;          // print: the operand types
   std::vector<Body> regions;
-  SlotRef scratch;                     // dot: conversion buffers
+  SlotRef scratch;  // dot: conversion buffers
 };
 
 /// A kernel ready to run.

@@ -165,7 +165,8 @@ const ir::Operation* simple_combine(const ir::Operation& op) {
   if (body.operands.size() != 2) return nullptr;
   const ir::Value* a = region.arguments[0];
   const ir::Value* b = region.arguments[1];
-  const bool uses_both = (body.operands[0] == a && body.operands[1] == b) || (body.operands[0] == b && body.operands[1] == a);
+  const bool uses_both =
+      (body.operands[0] == a && body.operands[1] == b) || (body.operands[0] == b && body.operands[1] == a);
   return uses_both ? &body : nullptr;
 }
 
@@ -173,10 +174,8 @@ template <class Op>
 Routine pick_fast(const ir::Type& type, bool scan) {
   return with_element(type, [&](auto e) -> Routine {
     using E = decltype(e);
-    if constexpr (Op::template valid<E>)
-      return scan ? &run_scan_fast<E, Op> : &run_reduce_fast<E, Op>;
-    else
-      return nullptr;
+    if constexpr (Op::template valid<E>) return scan ? &run_scan_fast<E, Op> : &run_reduce_fast<E, Op>;
+    else return nullptr;
   });
 }
 
@@ -206,13 +205,15 @@ void bind_reduce(const ir::Operation& op, Instr& ins) {
   const ir::Shape& shape = op.operands[0]->type.shape;
   for (const ir::Value* v : op.operands)
     if (v->type.shape != shape)
-      unsupported(op, "operand shapes differ: " + ir::to_string(op.operands[0]->type) + " and " + ir::to_string(v->type));
+      unsupported(op,
+                  "operand shapes differ: " + ir::to_string(op.operands[0]->type) + " and " + ir::to_string(v->type));
   const std::int64_t axis = op.int_attribute("axis");
   if (axis < 0 || axis >= static_cast<std::int64_t>(shape.size()))
     unsupported(op, "axis " + std::to_string(axis) + " is out of range for " + ir::to_string(op.operands[0]->type));
   const Body& combine = ins.regions.at(0);
   if (combine.args.size() != 2 * n || combine.yields.size() != n)
-    unsupported(op, "the combine region must take " + std::to_string(2 * n) + " arguments and yield " + std::to_string(n));
+    unsupported(op,
+                "the combine region must take " + std::to_string(2 * n) + " arguments and yield " + std::to_string(n));
   for (std::size_t j = 0; j < n; ++j)
     if (combine.args[j].bytes != static_cast<std::size_t>(ins.in[j].element_bytes) ||
         combine.args[n + j].bytes != combine.args[j].bytes || combine.yields[j].bytes != combine.args[j].bytes ||

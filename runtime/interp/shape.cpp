@@ -27,8 +27,12 @@ KILN_ROUTINE void run_splat(const Instr& ins, Exec& ex) {
   std::fill_n(ex.at<U>(ins.out[0]), ins.n, *ex.at<U>(ins.in[0]));
 }
 
-KILN_ROUTINE void run_program_id(const Instr& ins, Exec& ex) { *ex.at<std::int32_t>(ins.out[0]) = ex.pid[ins.param[0]]; }
-KILN_ROUTINE void run_num_programs(const Instr& ins, Exec& ex) { *ex.at<std::int32_t>(ins.out[0]) = ex.grid[ins.param[0]]; }
+KILN_ROUTINE void run_program_id(const Instr& ins, Exec& ex) {
+  *ex.at<std::int32_t>(ins.out[0]) = ex.pid[ins.param[0]];
+}
+KILN_ROUTINE void run_num_programs(const Instr& ins, Exec& ex) {
+  *ex.at<std::int32_t>(ins.out[0]) = ex.grid[ins.param[0]];
+}
 
 KILN_ROUTINE void run_arange(const Instr& ins, Exec& ex) {
   const std::int64_t n = ins.n;
@@ -56,10 +60,8 @@ KILN_ROUTINE void run_gather(const Instr& ins, Exec& ex) {
   std::array<std::int64_t, kMaxRank> index{};
   std::int64_t base = 0;
   for (std::int64_t done = 0; done < n; done += inner, dst += inner) {
-    if (inner_stride == 1)
-      std::memcpy(dst, src + base, inner * sizeof(U));
-    else if (inner_stride == 0)
-      std::fill_n(dst, inner, src[base]);
+    if (inner_stride == 1) std::memcpy(dst, src + base, inner * sizeof(U));
+    else if (inner_stride == 0) std::fill_n(dst, inner, src[base]);
     else
       for (std::int64_t i = 0; i < inner; ++i) dst[i] = src[base + i * inner_stride];
     for (std::size_t d = rank - 1; d-- > 0;) {
@@ -119,7 +121,8 @@ void bind_gather(const ir::Operation& op, Instr& ins, const ir::Shape& shape, co
     s.push_back(1);
     t.push_back(0);
   }
-  if (s.size() > kMaxRank) unsupported(op, "rank " + std::to_string(s.size()) + " is above " + std::to_string(kMaxRank));
+  if (s.size() > kMaxRank)
+    unsupported(op, "rank " + std::to_string(s.size()) + " is above " + std::to_string(kMaxRank));
   ins.dims = s;
   ins.dims.insert(ins.dims.end(), t.begin(), t.end());
   ins.run = with_width(ins.out[0].element_bytes, [](auto u) -> Routine { return &run_gather<decltype(u)>; });
@@ -144,8 +147,7 @@ std::uint64_t constant_bits(const ir::Type& type, const ir::Attribute& value) {
     } else if (const auto* d = std::get_if<double>(&value)) {
       if constexpr (E::is_pointer)
         throw std::invalid_argument("interpreter: constant: a pointer constant must be an integer");
-      else
-        s = convert<Element<ir::DType::f64>, E>(*d);
+      else s = convert<Element<ir::DType::f64>, E>(*d);
     } else {
       throw std::invalid_argument("interpreter: constant: value must be an integer or a float");
     }
@@ -206,11 +208,14 @@ void bind_shape(const ir::Operation& op, Instr& ins) {
     case ir::OpCode::trans: {
       const ir::Shape& from = op.operands[0]->type.shape;
       const std::vector<std::int64_t>& order = op.ints_attribute("order");
-      if (order.size() != from.size()) unsupported(op, "order has " + std::to_string(order.size()) + " entries for rank " + std::to_string(from.size()));
+      if (order.size() != from.size())
+        unsupported(op,
+                    "order has " + std::to_string(order.size()) + " entries for rank " + std::to_string(from.size()));
       const std::vector<std::int64_t> in_stride = row_major_strides(from);
       std::vector<std::int64_t> stride;
       for (std::int64_t o : order) {
-        if (o < 0 || o >= static_cast<std::int64_t>(from.size())) unsupported(op, "order entry " + std::to_string(o) + " is out of range");
+        if (o < 0 || o >= static_cast<std::int64_t>(from.size()))
+          unsupported(op, "order entry " + std::to_string(o) + " is out of range");
         stride.push_back(in_stride[o]);
       }
       bind_gather(op, ins, result.shape, stride);
@@ -223,8 +228,7 @@ void bind_shape(const ir::Operation& op, Instr& ins) {
       ins.n = ins.out[0].numel();
       ins.run = with_width(width, [](auto u) -> Routine { return &run_split<decltype(u)>; });
       return;
-    default:
-      unsupported(op, "not a shape op");
+    default: unsupported(op, "not a shape op");
   }
 }
 

@@ -35,8 +35,8 @@ std::string available_list() {
 }
 
 [[noreturn]] void fail_unavailable(std::string_view name, const std::string& why) {
-  throw std::invalid_argument("device '" + std::string(name) + "' is unavailable: " + why + " (available here: " +
-                              available_list() + ")");
+  throw std::invalid_argument("device '" + std::string(name) + "' is unavailable: " + why +
+                              " (available here: " + available_list() + ")");
 }
 
 Device checked_cuda(std::string_view name, int ordinal) {

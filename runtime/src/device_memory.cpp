@@ -23,9 +23,9 @@ DeviceMemory::DeviceMemory(const Device& device, std::size_t bytes) : device_(de
       gpu_ = std::make_unique<cuda::DeviceMemory>(cuda::Driver::instance(), bytes);
       gpu_->fill_zeros();
     } catch (const cuda::DriverError& error) {
-      throw cuda::DriverError("cannot allocate " + std::to_string(bytes) + " bytes on " + device.name() + ": " +
-                                  error.what(),
-                              error.result());
+      throw cuda::DriverError(
+          "cannot allocate " + std::to_string(bytes) + " bytes on " + device.name() + ": " + error.what(),
+          error.result());
     }
     address_ = gpu_->address();
     return;

@@ -23,7 +23,8 @@ Program::Program(std::unique_ptr<ir::Function> traced, std::string display_name,
       interpreter_(*optimized_) {}
 
 std::shared_ptr<const Program> Program::specialized(const std::vector<ir::ArgumentFacts>& facts) const {
-  if (!options_.specialize || std::all_of(facts.begin(), facts.end(), [](const ir::ArgumentFacts& f) { return f.trivial(); }))
+  if (!options_.specialize ||
+      std::all_of(facts.begin(), facts.end(), [](const ir::ArgumentFacts& f) { return f.trivial(); }))
     return shared_from_this();
   std::lock_guard lock(mutex_);
   auto& slot = specializations_[facts];
@@ -47,7 +48,8 @@ LaunchStats Program::launch(const Device& device, Grid grid, std::span<const Ker
   for (int g : grid)
     if (g < 1)
       throw std::invalid_argument("launch " + display_name_ + ": grid dimensions must be positive, got (" +
-                                  std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " + std::to_string(grid[2]) + ")");
+                                  std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
+                                  std::to_string(grid[2]) + ")");
   if (device.kind() == Device::Kind::cpu) return interpreter_.launch(grid, args, device.threads());
   const CompiledKernel* compiled = nullptr;
   {

@@ -22,7 +22,8 @@ using ir_samples::fill;
 /// values loaded from %1; the old values are stored to %2.
 std::string rmw_text(const std::string& kind, const std::string& dtype, int size, const std::string& order = "relaxed",
                      const std::string& scope = "gpu") {
-  return fill(R"(kernel @atomic_{K}(%0: ptr<{T}> {divisibility = 16}, %1: ptr<{T}> {divisibility = 16}, %2: ptr<{T}> {divisibility = 16}, %3: i32) {
+  return fill(
+      R"(kernel @atomic_{K}(%0: ptr<{T}> {divisibility = 16}, %1: ptr<{T}> {divisibility = 16}, %2: ptr<{T}> {divisibility = 16}, %3: i32) {
   %4 = arange {start = 0} : tile<{N}xi32>
   %5 = splat %3 : tile<{N}xi32>
   %6 = cmp %4, %5 {pred = lt} : tile<{N}xi1>
@@ -37,7 +38,7 @@ std::string rmw_text(const std::string& kind, const std::string& dtype, int size
   store %14, %12, %6 {cache = none, evict = none}
 }
 )",
-              {{"K", kind}, {"T", dtype}, {"N", std::to_string(size)}, {"O", order}, {"S", scope}});
+      {{"K", kind}, {"T", dtype}, {"N", std::to_string(size)}, {"O", order}, {"S", scope}});
 }
 
 /// A scalar atomic_cas on %0 (a lock-style counter); the old value goes to %1.
@@ -80,26 +81,20 @@ TEST_P(AtomicKinds, LowersToItsInstructionAndPtxasAccepts) {
 
 INSTANTIATE_TEST_SUITE_P(
     Kinds, AtomicKinds,
-    ::testing::Combine(::testing::Values(KindCase{"add", "f32", "atom.global.add.f32"},
-                                         KindCase{"add", "i32", "atom.global.add.u32"},
-                                         KindCase{"add", "u64", "atom.global.add.u64"},
-                                         KindCase{"add", "f64", "atom.global.add.f64"},
-                                         KindCase{"add", "f16", "atom.global.add.noftz.f16"},
-                                         KindCase{"add", "i8", "atom.global.cas.b32"},
-                                         KindCase{"max", "i32", "atom.global.max.s32"},
-                                         KindCase{"max", "u32", "atom.global.max.u32"},
-                                         KindCase{"min", "i64", "atom.global.min.s64"},
-                                         KindCase{"min", "u16", "atom.global.cas.b32"},
-                                         KindCase{"max", "f32", "max.NaN.f32"},
-                                         KindCase{"min", "f64", "atom.global.cas.b64"},
-                                         KindCase{"max", "bf16", "atom.global.cas.b32"},
-                                         KindCase{"and", "i32", "atom.global.and.b32"},
-                                         KindCase{"or", "u64", "atom.global.or.b64"},
-                                         KindCase{"xor", "i32", "atom.global.xor.b32"},
-                                         KindCase{"xchg", "f32", "atom.global.exch.b32"},
-                                         KindCase{"xchg", "i64", "atom.global.exch.b64"},
-                                         KindCase{"max", "i1", "atom.global.cas.b32"}),
-                       ::testing::Values("sm_80", "sm_90a")),
+    ::testing::Combine(
+        ::testing::Values(KindCase{"add", "f32", "atom.global.add.f32"}, KindCase{"add", "i32", "atom.global.add.u32"},
+                          KindCase{"add", "u64", "atom.global.add.u64"}, KindCase{"add", "f64", "atom.global.add.f64"},
+                          KindCase{"add", "f16", "atom.global.add.noftz.f16"},
+                          KindCase{"add", "i8", "atom.global.cas.b32"}, KindCase{"max", "i32", "atom.global.max.s32"},
+                          KindCase{"max", "u32", "atom.global.max.u32"}, KindCase{"min", "i64", "atom.global.min.s64"},
+                          KindCase{"min", "u16", "atom.global.cas.b32"}, KindCase{"max", "f32", "max.NaN.f32"},
+                          KindCase{"min", "f64", "atom.global.cas.b64"}, KindCase{"max", "bf16", "atom.global.cas.b32"},
+                          KindCase{"and", "i32", "atom.global.and.b32"}, KindCase{"or", "u64", "atom.global.or.b64"},
+                          KindCase{"xor", "i32", "atom.global.xor.b32"},
+                          KindCase{"xchg", "f32", "atom.global.exch.b32"},
+                          KindCase{"xchg", "i64", "atom.global.exch.b64"},
+                          KindCase{"max", "i1", "atom.global.cas.b32"}),
+        ::testing::Values("sm_80", "sm_90a")),
     [](const auto& info) {
       return std::string(std::get<0>(info.param).kind) + "_" + std::get<0>(info.param).dtype + "_" +
              std::get<1>(info.param);
@@ -153,8 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
         OrderCase{"release", "gpu", "syncscope(\"device\") release", "atom.global.add.f32", "membar.gl;", 1, 0},
         OrderCase{"acquire", "cta", "syncscope(\"block\") acquire", "atom.global.add.f32", "membar.cta;", 0, 1},
         OrderCase{"acq_rel", "cta", "syncscope(\"block\") acq_rel", "atom.global.add.f32", "membar.cta;", 1, 1},
-        OrderCase{"acq_rel", "sys", "@llvm.nvvm.atomic.add.gen.f.sys.f32.p1", "atom.sys.add.f32", "membar.sys;", 1,
-                  1},
+        OrderCase{"acq_rel", "sys", "@llvm.nvvm.atomic.add.gen.f.sys.f32.p1", "atom.sys.add.f32", "membar.sys;", 1, 1},
         OrderCase{"relaxed", "sys", "@llvm.nvvm.atomic.add.gen.f.sys.f32.p1", "atom.sys.add.f32", "membar", 0, 0}),
     [](const auto& info) { return std::string(info.param.order) + "_" + info.param.scope; });
 
@@ -177,15 +171,13 @@ TEST_P(SystemScope, UsesSystemScopedAtomicsOnly) {
                               std::string("atomic_sys_") + c.kind + "_" + c.dtype);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, SystemScope,
-                         ::testing::Values(SystemCase{"add", "i32", "atom.sys.add.s32"},
-                                           SystemCase{"add", "f64", "atom.sys.add.f64"},
-                                           SystemCase{"xchg", "f32", "atom.sys.exch.b32"},
-                                           SystemCase{"and", "u64", "atom.sys.and.b64"},
-                                           SystemCase{"max", "i64", "atom.sys.max.s64"},
-                                           SystemCase{"max", "u32", "atom.sys.cas.b32"},
-                                           SystemCase{"min", "f32", "atom.sys.cas.b32"}),
-                         [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.dtype; });
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, SystemScope,
+    ::testing::Values(SystemCase{"add", "i32", "atom.sys.add.s32"}, SystemCase{"add", "f64", "atom.sys.add.f64"},
+                      SystemCase{"xchg", "f32", "atom.sys.exch.b32"}, SystemCase{"and", "u64", "atom.sys.and.b64"},
+                      SystemCase{"max", "i64", "atom.sys.max.s64"}, SystemCase{"max", "u32", "atom.sys.cas.b32"},
+                      SystemCase{"min", "f32", "atom.sys.cas.b32"}),
+    [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.dtype; });
 
 TEST(Atomics, SystemScopeCompareExchange) {
   const lowering::GpuKernel kernel = compile_text(cas_text("f32", "acq_rel", "sys"));

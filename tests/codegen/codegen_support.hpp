@@ -92,18 +92,19 @@ inline std::string register_usage(const std::string& ptxas_output) {
 /// prints its register usage with the kernel's dynamic shared memory (ptxas
 /// counts only static shared memory, which the code generator declares
 /// none of); a visible skip where ptxas is absent.
-#define KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, stem)                                                              \
-  do {                                                                                                             \
-    if (!std::filesystem::exists(::kiln::codegen_test::kPtxas))                                                    \
-      GTEST_SKIP() << ::kiln::codegen_test::kPtxas << " not found: install the CUDA toolkit to check the PTX";     \
+#define KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, stem)                                                                 \
+  do {                                                                                                                \
+    if (!std::filesystem::exists(::kiln::codegen_test::kPtxas))                                                       \
+      GTEST_SKIP() << ::kiln::codegen_test::kPtxas << " not found: install the CUDA toolkit to check the PTX";        \
     const ::kiln::codegen_test::PtxasResult ptxas_result = ::kiln::codegen_test::run_ptxas((kernel).ptx, arch, stem); \
-    EXPECT_EQ(ptxas_result.exit_code, 0) << stem << ": ptxas rejected the PTX:\n"                                 \
-                                         << ptxas_result.output << "\n" << (kernel).ptx;                           \
-    EXPECT_EQ(::kiln::codegen_test::spill_bytes(ptxas_result.output), 0) << stem << ": " << ptxas_result.output;   \
-    const std::string usage = ::kiln::codegen_test::register_usage(ptxas_result.output);                          \
-    EXPECT_FALSE(usage.empty()) << ptxas_result.output;                                                             \
-    std::printf("ptxas -arch=%s %s: %s, %d bytes dynamic smem\n", std::string(arch).c_str(),                       \
-                std::string(stem).c_str(), usage.c_str(), (kernel).shared_bytes);                                   \
+    EXPECT_EQ(ptxas_result.exit_code, 0) << stem << ": ptxas rejected the PTX:\n"                                     \
+                                         << ptxas_result.output << "\n"                                               \
+                                         << (kernel).ptx;                                                             \
+    EXPECT_EQ(::kiln::codegen_test::spill_bytes(ptxas_result.output), 0) << stem << ": " << ptxas_result.output;      \
+    const std::string usage = ::kiln::codegen_test::register_usage(ptxas_result.output);                              \
+    EXPECT_FALSE(usage.empty()) << ptxas_result.output;                                                               \
+    std::printf("ptxas -arch=%s %s: %s, %d bytes dynamic smem\n", std::string(arch).c_str(),                          \
+                std::string(stem).c_str(), usage.c_str(), (kernel).shared_bytes);                                     \
   } while (false)
 
 }  // namespace kiln::codegen_test

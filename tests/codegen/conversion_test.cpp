@@ -95,13 +95,11 @@ std::optional<lowering::LayoutConversion> row_to_column(int numel, int r, int c,
   const std::string text = "kernel @k(%0: ptr<i32>) {\n  %1 = arange {start = 0} : tile<" + n +
                            "xi32>\n  %2 = expand_dims %1 {axis = 0} : tile<1x" + n +
                            "xi32>\n  %3 = expand_dims %1 {axis = 1} : tile<" + n +
-                           "x1xi32>\n  %4 = constant {value = 1} : tile<" + shape +
-                           "xi32>\n  %5 = splat %0 : tile<" + shape +
-                           "xptr<i32>>\n  store %5, %4 {cache = none, evict = none}\n}\n";
+                           "x1xi32>\n  %4 = constant {value = 1} : tile<" + shape + "xi32>\n  %5 = splat %0 : tile<" +
+                           shape + "xptr<i32>>\n  store %5, %4 {cache = none, evict = none}\n}\n";
   std::unique_ptr<ir::Function> fn = ir::parse_function(text);
   const lowering::LayoutMap layouts = lowering::assign_layouts(*fn, lowering::analyze_axes(*fn), num_warps);
-  const lowering::LayoutConversion* conversion =
-      layouts.conversion(*fn->body.ops[2], *fn->body.ops[0]->result());
+  const lowering::LayoutConversion* conversion = layouts.conversion(*fn->body.ops[2], *fn->body.ops[0]->result());
   if (!conversion) return std::nullopt;
   return *conversion;
 }
@@ -206,8 +204,7 @@ TEST(Conversion, WithinThreadsPicksAmongTheThreadsRegisters) {
 TEST(Conversion, NoShufflePlanAcrossWarps) {
   const auto conversion = row_to_column(64, 64, 64, 4);
   ASSERT_TRUE(conversion.has_value());
-  EXPECT_EQ(lowering::classify_conversion(conversion->from, conversion->to),
-            lowering::ConversionKind::shared_memory);
+  EXPECT_EQ(lowering::classify_conversion(conversion->from, conversion->to), lowering::ConversionKind::shared_memory);
   EXPECT_FALSE(lowering::plan_warp_shuffle(conversion->from, conversion->to).has_value());
 }
 

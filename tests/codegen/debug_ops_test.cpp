@@ -102,8 +102,8 @@ TEST(Print, TwoDimensionalTileOfEveryKindOfElement) {
 }
 )";
   const lowering::GpuKernel kernel = compile_text(text);
-  EXPECT_TRUE(contains(kernel.llvm_ir,
-                       R"(c"pid (%d, %d, %d) idx (%d, %d) kinds: %d %u %.9g %.17g %llu 0x%llx %d\0A\00")"));
+  EXPECT_TRUE(
+      contains(kernel.llvm_ir, R"(c"pid (%d, %d, %d) idx (%d, %d) kinds: %d %u %.9g %.17g %llu 0x%llx %d\0A\00")"));
   EXPECT_TRUE(contains(kernel.llvm_ir, "{ i32, i32, i32, i32, i32, i32, i32, double, double, i64, i64, i32 }"));
   EXPECT_TRUE(contains(kernel.llvm_ir, "zext i1"));
   EXPECT_TRUE(contains(kernel.llvm_ir, "zext i8"));
@@ -112,8 +112,7 @@ TEST(Print, TwoDimensionalTileOfEveryKindOfElement) {
   EXPECT_TRUE(contains(kernel.llvm_ir, "ptrtoint ptr addrspace(1)"));
   // 1024 elements over 128 threads, none duplicated: 8 lines per thread.
   EXPECT_EQ(count(kernel.llvm_ir, "call i32 @vprintf(ptr"), 8) << kernel.llvm_ir;
-  for (const char* arch : {"sm_80", "sm_90a"})
-    KILN_EXPECT_PTXAS_ACCEPTS(compile_text(text, arch), arch, "print_kinds");
+  for (const char* arch : {"sm_80", "sm_90a"}) KILN_EXPECT_PTXAS_ACCEPTS(compile_text(text, arch), arch, "print_kinds");
 }
 
 TEST(Print, DuplicatedElementsPrintOnce) {

@@ -236,16 +236,15 @@ void expect_attention_lowers(const std::string& stem, bool tensor_cores, Spills 
       kernels::attention_compile_options());
   // q, k, v, o, lse, seq, heads, sm_scale, stride_batch, stride_head, stride_seq.
   const std::string facts = CAUSAL ? "aaaaaa--aaa" : "aaaaa---aaa";
-  expect_lowers(compiled.program().specialized(launch_facts(facts))->optimized(),
-                (tensor_cores ? "mma_" : "") + stem + (CAUSAL ? "_causal" : "") + "_m" + std::to_string(block_m) +
-                    "_specialized",
-                spills, tensor_cores, compiled.program().options().num_warps);
+  expect_lowers(
+      compiled.program().specialized(launch_facts(facts))->optimized(),
+      (tensor_cores ? "mma_" : "") + stem + (CAUSAL ? "_causal" : "") + "_m" + std::to_string(block_m) + "_specialized",
+      spills, tensor_cores, compiled.program().options().num_warps);
 }
 
 /// Both variants, causal and not, of attention at T and HEAD_DIM.
 template <class T, int HEAD_DIM>
-void expect_attention_variants_lower(const std::string& stem, bool tensor_cores,
-                                     Spills spills = Spills::none_allowed) {
+void expect_attention_variants_lower(const std::string& stem, bool tensor_cores, Spills spills = Spills::none_allowed) {
   expect_attention_lowers<T, HEAD_DIM, false>(stem, tensor_cores, spills);
   expect_attention_lowers<T, HEAD_DIM, true>(stem, tensor_cores, spills);
 }

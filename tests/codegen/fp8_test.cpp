@@ -32,7 +32,8 @@ std::string cast_text(const std::string& from, const std::string& to) {
 
 /// out = x * 0.5 + 1.0 in f8e4m3, a sum over 256 values and a running
 /// maximum: constants, arithmetic, a reduction and a scan of fp8.
-const char* kFp8Arithmetic = R"(kernel @fp8_arithmetic(%0: ptr<f8e4m3> {divisibility = 16}, %1: ptr<f8e4m3> {divisibility = 16}, %2: ptr<f8e4m3>) {
+const char* kFp8Arithmetic =
+    R"(kernel @fp8_arithmetic(%0: ptr<f8e4m3> {divisibility = 16}, %1: ptr<f8e4m3> {divisibility = 16}, %2: ptr<f8e4m3>) {
   %3 = arange {start = 0} : tile<256xi32>
   %4 = splat %0 : tile<256xptr<f8e4m3>>
   %5 = addptr %4, %3 : tile<256xptr<f8e4m3>>

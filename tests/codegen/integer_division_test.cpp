@@ -65,8 +65,9 @@ TEST(IntegerDivision, EveryDivisionRunsOnAGuardedDivisor) {
       }
     }
     EXPECT_GT(divisions, 0) << kernel.llvm_ir;
-    EXPECT_TRUE(contains(kernel.llvm_ir, "kernel divide: integer division by zero in div at divide.hpp:12: element "
-                                         "%d of the divisor is 0 (program (%d, %d, %d))\\0A"));
+    EXPECT_TRUE(contains(kernel.llvm_ir,
+                         "kernel divide: integer division by zero in div at divide.hpp:12: element "
+                         "%d of the divisor is 0 (program (%d, %d, %d))\\0A"));
     EXPECT_TRUE(contains(kernel.llvm_ir, "kernel divide: integer division by zero in rem at divide.hpp:13"));
     EXPECT_TRUE(contains(kernel.ptx, "__assertfail"));
     EXPECT_TRUE(contains(kernel.ptx, is_signed ? "div.s" : "div.u"));

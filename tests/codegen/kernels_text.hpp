@@ -36,8 +36,9 @@ inline constexpr const char* kLoad64x64 = R"(  %3 = arange {start = 0} : tile<64
 /// A mask (i1, a byte per element in memory), an f16 tile and an i32 arange,
 /// each of 64 elements needed as a row and as a column: three conversions
 /// through shared memory, of 64, 128 and 256 bytes.
-inline constexpr const char* kThreeConversions = "kernel @three_conversions(%0: ptr<i1> {divisibility = 16}, "
-                                                 R"(%1: ptr<f16> {divisibility = 16}) {
+inline constexpr const char* kThreeConversions =
+    "kernel @three_conversions(%0: ptr<i1> {divisibility = 16}, "
+    R"(%1: ptr<f16> {divisibility = 16}) {
   %2 = arange {start = 0} : tile<64xi32>
   %3 = constant {value = 32} : tile<64xi32>
   %4 = cmp %2, %3 {pred = lt} : tile<64xi1>
@@ -70,9 +71,9 @@ inline constexpr const char* kThreeConversions = "kernel @three_conversions(%0: 
 
 /// out[r, c] = x[r, c] + bias[c] over one 64x64 tile: expand_dims, broadcast
 /// and a 1-D load feeding a 2-D add.
-inline const std::string kAddBias = ir_samples::pointer_kernel_text(
-    "add_bias", {"f32", "f32", "f32"}, " {divisibility = 16}",
-    std::string(kLoad64x64) + R"(  %15 = splat %1 : tile<64xptr<f32>>
+inline const std::string kAddBias =
+    ir_samples::pointer_kernel_text("add_bias", {"f32", "f32", "f32"}, " {divisibility = 16}",
+                                    std::string(kLoad64x64) + R"(  %15 = splat %1 : tile<64xptr<f32>>
   %16 = addptr %15, %4 : tile<64xptr<f32>>
   %17 = load %16 {cache = none, evict = none} : tile<64xf32>
   %18 = expand_dims %17 {axis = 0} : tile<1x64xf32>
@@ -92,10 +93,10 @@ inline const std::string kAddBias = ir_samples::pointer_kernel_text(
 /// (registers 2, 3, 6, 7 repeat 0, 1, 4, 5), and lanes 0-15 of a half-warp
 /// all holding the same ones.
 inline std::string wrapped_16x2_text(const std::string& update) {
-  return ir_samples::pointer_kernel_text(
-      "wrapped", {"f32", "f32"}, " {divisibility = 16}",
-      ir_samples::row_major_offsets("tile", 16, 64) + ir_samples::load_text("x", "%0", "tile", "16x64", "f32") +
-          R"(  store %x_pointers, %x {cache = none, evict = none}
+  return ir_samples::pointer_kernel_text("wrapped", {"f32", "f32"}, " {divisibility = 16}",
+                                         ir_samples::row_major_offsets("tile", 16, 64) +
+                                             ir_samples::load_text("x", "%0", "tile", "16x64", "f32") +
+                                             R"(  store %x_pointers, %x {cache = none, evict = none}
   %wrapped_column_range = arange {start = 0} : tile<2xi32>
   %wrapped_columns = expand_dims %wrapped_column_range {axis = 0} : tile<1x2xi32>
   %wrapped_columns_2d = broadcast %wrapped_columns : tile<16x2xi32>

@@ -9,16 +9,16 @@
 #include <utility>
 #include <vector>
 
-#include "ir_samples.hpp"
 #include "codegen/codegen_support.hpp"
+#include "ir_samples.hpp"
 
 namespace kiln::codegen_test {
 namespace {
 
 const std::vector<std::string> kFloats = {"f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
 const std::vector<std::string> kIntegers = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"};
-const std::vector<std::string> kMath = {"exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "sin",
-                                        "cos", "tanh", "erf",  "floor", "ceil", "abs", "neg"};
+const std::vector<std::string> kMath = {"exp", "exp2", "log", "log2",  "log1p", "sqrt", "rsqrt", "sin",
+                                        "cos", "tanh", "erf", "floor", "ceil",  "abs",  "neg"};
 const std::vector<std::string> kArithmetic = {"add", "sub", "mul", "div", "rem", "minimum", "maximum"};
 const std::vector<std::string> kBitwise = {"and", "or", "xor", "shl", "shr", "umulhi"};
 
@@ -27,7 +27,8 @@ using ir_samples::fill;
 /// A kernel over 128 elements: x from %0 and y from %1 (both of `dtype`),
 /// `body` computing %10 of `result` from %6 (x) and %9 (y), stored to %2.
 std::string elementwise_kernel(const std::string& dtype, const std::string& result, const std::string& body) {
-  return fill(R"(kernel @op(%0: ptr<{T}> {divisibility = 16}, %1: ptr<{T}> {divisibility = 16}, %2: ptr<{R}> {divisibility = 16}) {
+  return fill(
+      R"(kernel @op(%0: ptr<{T}> {divisibility = 16}, %1: ptr<{T}> {divisibility = 16}, %2: ptr<{R}> {divisibility = 16}) {
   %3 = arange {start = 0} : tile<128xi32>
   %4 = splat %0 : tile<128xptr<{T}>>
   %5 = addptr %4, %3 : tile<128xptr<{T}>>
@@ -41,7 +42,7 @@ std::string elementwise_kernel(const std::string& dtype, const std::string& resu
   store %12, %10 {cache = none, evict = none}
 }
 )",
-              {{"BODY", body}, {"T", dtype}, {"R", result}});
+      {{"BODY", body}, {"T", dtype}, {"R", result}});
 }
 
 std::string unary(const std::string& op, const std::string& dtype) {
@@ -70,13 +71,14 @@ std::vector<std::pair<std::string, std::string>> op_matrix() {
   all.insert(all.end(), kIntegers.begin(), kIntegers.end());
   for (const std::string& dtype : all) {
     for (const char* pred : {"eq", "ne", "lt", "le", "gt", "ge"})
-      kernels.emplace_back(std::string("cmp_") + pred + "_" + dtype,
-                           elementwise_kernel(dtype, "i1", std::string("%10 = cmp %6, %9 {pred = ") + pred +
-                                                               "} : tile<128xi1>"));
+      kernels.emplace_back(
+          std::string("cmp_") + pred + "_" + dtype,
+          elementwise_kernel(dtype, "i1", std::string("%10 = cmp %6, %9 {pred = ") + pred + "} : tile<128xi1>"));
     kernels.emplace_back("select_" + dtype,
                          elementwise_kernel(dtype, dtype,
                                             "%13 = cmp %6, %9 {pred = lt} : tile<128xi1>\n  %10 = select %13, %6, %9 : "
-                                            "tile<128x" + dtype + ">"));
+                                            "tile<128x" +
+                                                dtype + ">"));
     std::vector<std::string> targets = all;
     targets.push_back("i1");
     for (const std::string& to : targets)
@@ -188,10 +190,8 @@ TEST(Math, MissingLibdeviceNamesTheOpAndTheVariable) {
   } catch (const lowering::LoweringError& e) {
     message = e.what();
   }
-  if (previous)
-    setenv("KILN_LIBDEVICE", saved.c_str(), 1);
-  else
-    unsetenv("KILN_LIBDEVICE");
+  if (previous) setenv("KILN_LIBDEVICE", saved.c_str(), 1);
+  else unsetenv("KILN_LIBDEVICE");
   EXPECT_EQ(message,
             "`tanh` needs libdevice (__nv_tanhf), but KILN_LIBDEVICE names `/nonexistent/libdevice.10.bc`, which is "
             "not a file");

@@ -17,7 +17,8 @@ namespace {
 /// A masked atomic_rmw of `kind` at system scope on 256 elements of %0
 /// (`dtype`) with the values loaded from %1; the old values go to %2.
 std::string system_rmw_text(const std::string& kind, const std::string& dtype) {
-  std::string text = R"(kernel @narrow(%0: ptr<{T}> {divisibility = 16}, %1: ptr<{T}> {divisibility = 16}, %2: ptr<{T}> {divisibility = 16}, %3: i32) {
+  std::string text =
+      R"(kernel @narrow(%0: ptr<{T}> {divisibility = 16}, %1: ptr<{T}> {divisibility = 16}, %2: ptr<{T}> {divisibility = 16}, %3: i32) {
   %4 = arange {start = 0} : tile<256xi32>
   %5 = splat %3 : tile<256xi32>
   %6 = cmp %4, %5 {pred = lt} : tile<256xi1>
@@ -58,8 +59,8 @@ INSTANTIATE_TEST_SUITE_P(KindsAndDtypes, NarrowSystemAtomic,
                          ::testing::Values(std::tuple{"add", "f16"}, std::tuple{"add", "bf16"},
                                            std::tuple{"max", "f16"}, std::tuple{"min", "bf16"},
                                            std::tuple{"xchg", "bf16"}, std::tuple{"add", "i16"},
-                                           std::tuple{"min", "i8"}, std::tuple{"max", "u8"},
-                                           std::tuple{"xor", "u16"}, std::tuple{"or", "i1"}));
+                                           std::tuple{"min", "i8"}, std::tuple{"max", "u8"}, std::tuple{"xor", "u16"},
+                                           std::tuple{"or", "i1"}));
 
 TEST(NarrowSystemAtomic, CompareExchangeKeepsTheOtherHalfOfTheWord) {
   const std::string text = R"(kernel @narrow_cas(%0: ptr<f16>, %1: ptr<f16>, %2: f16, %3: f16) {

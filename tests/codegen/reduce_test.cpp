@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "ir_samples.hpp"
 #include "codegen/codegen_support.hpp"
+#include "ir_samples.hpp"
 
 namespace kiln::codegen_test {
 namespace {

@@ -42,7 +42,8 @@ struct Assigned {
 };
 
 TEST(RegionLayouts, LoopCarriedTileSharesItsClassLayout) {
-  const Assigned a(R"(kernel @sum_blocks(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}, %2: i32 {divisibility = 16}) {
+  const Assigned a(
+      R"(kernel @sum_blocks(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}, %2: i32 {divisibility = 16}) {
   %3 = constant {value = 0} : i32
   %4 = constant {value = 512} : i32
   %5 = arange {start = 0} : tile<512xi32>
@@ -62,7 +63,7 @@ TEST(RegionLayouts, LoopCarriedTileSharesItsClassLayout) {
   store %17, %8 {cache = none, evict = none}
 }
 )",
-                   4);
+      4);
   // The loads in the body are 16-byte aligned runs of four: every carried value gets them.
   const LinearLayout expected = blocked_layout({512}, {4}, {32}, {4}, {0});
   for (int id : {5, 7, 8, 10, 12, 13, 14, 15, 17}) EXPECT_EQ(a.of(id), expected) << "%" << id;

@@ -43,18 +43,18 @@ const std::string kTransposeWithTransposedOffsets =
 
 /// A 2048-element vector reshaped to 32x64 and stored row-major: the same
 /// element order, so each thread keeps its registers.
-const std::string kReshapeTo2d = aligned_kernel(
-    "reshape_to_2d", {"f32", "f32"},
-    "  %in = arange {start = 0} : tile<2048xi32>\n" + load_text("x", "%0", "in", "2048", "f32") +
-        "  %reshaped = reshape %x : tile<32x64xf32>\n" + row_major_offsets("out", 32, 64) +
-        store_text("out_pointers", "%1", "out", "reshaped", "32x64", "f32"));
+const std::string kReshapeTo2d =
+    aligned_kernel("reshape_to_2d", {"f32", "f32"},
+                   "  %in = arange {start = 0} : tile<2048xi32>\n" + load_text("x", "%0", "in", "2048", "f32") +
+                       "  %reshaped = reshape %x : tile<32x64xf32>\n" + row_major_offsets("out", 32, 64) +
+                       store_text("out_pointers", "%1", "out", "reshaped", "32x64", "f32"));
 
 /// A 16x64 i32 tile flattened and stored as a vector.
-const std::string kReshapeTo1d = aligned_kernel(
-    "reshape_to_1d", {"i32", "i32"},
-    row_major_offsets("in", 16, 64) + load_text("x", "%0", "in", "16x64", "i32") +
-        "  %reshaped = reshape %x : tile<1024xi32>\n  %out = arange {start = 0} : tile<1024xi32>\n" +
-        store_text("out_pointers", "%1", "out", "reshaped", "1024", "i32"));
+const std::string kReshapeTo1d =
+    aligned_kernel("reshape_to_1d", {"i32", "i32"},
+                   row_major_offsets("in", 16, 64) + load_text("x", "%0", "in", "16x64", "i32") +
+                       "  %reshaped = reshape %x : tile<1024xi32>\n  %out = arange {start = 0} : tile<1024xi32>\n" +
+                       store_text("out_pointers", "%1", "out", "reshaped", "1024", "i32"));
 
 /// Interleaves two 256-element f16 vectors: out[2i] = a[i], out[2i+1] = b[i].
 const std::string kJoin = aligned_kernel(
@@ -138,9 +138,10 @@ TEST_P(ShapeOpsForArch, PtxasAcceptsEveryKernel) {
     const char* name;
     std::string text;
   } cases[] = {
-      {"transpose", kTranspose}, {"transpose_offsets", kTransposeWithTransposedOffsets},
+      {"transpose", kTranspose},       {"transpose_offsets", kTransposeWithTransposedOffsets},
       {"reshape_to_2d", kReshapeTo2d}, {"reshape_to_1d", kReshapeTo1d},
-      {"interleave", kJoin},     {"deinterleave", kSplit},        {"scalar_pair", kScalarPair},
+      {"interleave", kJoin},           {"deinterleave", kSplit},
+      {"scalar_pair", kScalarPair},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

@@ -25,17 +25,37 @@ constexpr const char* kDynamicSharedArray = ".extern .shared .align 16 .b8 kiln_
 /// converts one copy of it (n i32) through shared memory.
 std::string load_square_text(const std::string& n, const std::string& dtype) {
   const std::string square = "tile<" + n + "x" + n + "x";
-  return "  %2 = arange {start = 0} : tile<" + n + "xi32>\n"
-         "  %3 = expand_dims %2 {axis = 1} : tile<" + n + "x1xi32>\n"
-         "  %4 = constant {value = " + n + "} : tile<" + n + "x1xi32>\n"
-         "  %5 = mul %3, %4 : tile<" + n + "x1xi32>\n"
-         "  %6 = broadcast %5 : " + square + "i32>\n"
-         "  %7 = expand_dims %2 {axis = 0} : tile<1x" + n + "xi32>\n"
-         "  %8 = broadcast %7 : " + square + "i32>\n"
-         "  %9 = add %6, %8 : " + square + "i32>\n"
-         "  %10 = splat %0 : " + square + "ptr<" + dtype + ">>\n"
-         "  %11 = addptr %10, %9 : " + square + "ptr<" + dtype + ">>\n"
-         "  %12 = load %11 {cache = none, evict = none} : " + square + dtype + ">\n";
+  return "  %2 = arange {start = 0} : tile<" + n +
+         "xi32>\n"
+         "  %3 = expand_dims %2 {axis = 1} : tile<" +
+         n +
+         "x1xi32>\n"
+         "  %4 = constant {value = " +
+         n + "} : tile<" + n +
+         "x1xi32>\n"
+         "  %5 = mul %3, %4 : tile<" +
+         n +
+         "x1xi32>\n"
+         "  %6 = broadcast %5 : " +
+         square +
+         "i32>\n"
+         "  %7 = expand_dims %2 {axis = 0} : tile<1x" +
+         n +
+         "xi32>\n"
+         "  %8 = broadcast %7 : " +
+         square +
+         "i32>\n"
+         "  %9 = add %6, %8 : " +
+         square +
+         "i32>\n"
+         "  %10 = splat %0 : " +
+         square + "ptr<" + dtype +
+         ">>\n"
+         "  %11 = addptr %10, %9 : " +
+         square + "ptr<" + dtype +
+         ">>\n"
+         "  %12 = load %11 {cache = none, evict = none} : " +
+         square + dtype + ">\n";
 }
 
 /// out = x + trans(x) over one `size` x `size` tile of `dtype`: x is read in
@@ -45,11 +65,18 @@ std::string transpose_add_text(int size, const std::string& dtype) {
   const std::string n = std::to_string(size);
   const std::string square = "tile<" + n + "x" + n + "x";
   return "kernel @transpose_add(%0: ptr<" + dtype + "> {divisibility = 16}, %1: ptr<" + dtype +
-         "> {divisibility = 16}) {\n" + load_square_text(n, dtype) +
-         "  %13 = trans %12 {order = [1, 0]} : " + square + dtype + ">\n"
-         "  %14 = add %12, %13 : " + square + dtype + ">\n"
-         "  %15 = splat %1 : " + square + "ptr<" + dtype + ">>\n"
-         "  %16 = addptr %15, %9 : " + square + "ptr<" + dtype + ">>\n"
+         "> {divisibility = 16}) {\n" + load_square_text(n, dtype) + "  %13 = trans %12 {order = [1, 0]} : " + square +
+         dtype +
+         ">\n"
+         "  %14 = add %12, %13 : " +
+         square + dtype +
+         ">\n"
+         "  %15 = splat %1 : " +
+         square + "ptr<" + dtype +
+         ">>\n"
+         "  %16 = addptr %15, %9 : " +
+         square + "ptr<" + dtype +
+         ">>\n"
          "  store %16, %14 {cache = none, evict = none}\n"
          "}\n";
 }
@@ -216,9 +243,10 @@ TEST(SharedMemory, MoreThanTheArchitectureGivesABlockIsAnError) {
       compile_text(text, arch, 16);
       FAIL() << "lowered 256 KiB of shared memory for " << arch;
     } catch (const lowering::LoweringError& error) {
-      EXPECT_EQ(std::string(error.what()), "kernel transpose_add needs 262144 bytes of shared memory per program, "
-                                           "more than the " + std::to_string(limit) + " bytes " + arch +
-                                           " gives one block");
+      EXPECT_EQ(std::string(error.what()),
+                "kernel transpose_add needs 262144 bytes of shared memory per program, "
+                "more than the " +
+                    std::to_string(limit) + " bytes " + arch + " gives one block");
     }
   }
   // 128 KiB: within sm_80's 163 KiB, above sm_86's 99 KiB.

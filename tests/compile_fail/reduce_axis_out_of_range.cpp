@@ -13,6 +13,4 @@ void row_sum(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out) {
   kl::store(out + rows, kl::sum(tile, kl::axis<2>));
 }
 
-void launch_row_sum(kl::Buffer<float>& x, kl::Buffer<float>& out) {
-  kl::compile<row_sum<4, 64>>().launch({3}, x, out);
-}
+void launch_row_sum(kl::Buffer<float>& x, kl::Buffer<float>& out) { kl::compile<row_sum<4, 64>>().launch({3}, x, out); }

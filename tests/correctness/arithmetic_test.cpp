@@ -68,8 +68,9 @@ std::array<T, kOps> arithmetic_reference(T a, T b, T s) {
     const double x = as_double(a), y = as_double(b), z = as_double(s);
     auto min = [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : std::min(p, q); };
     auto max = [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : std::max(p, q); };
-    return {r(x + y), r(x - y), r(x * y),  r(x / y),  r(std::fmod(x, y)), r(-x),     r(std::fabs(x)), r(min(x, y)),
-            r(max(x, y)), r(min(max(x, z), 3)), r(x + z), r(z - x), r(x * 3), r(7 - x), r(as_double(r(x * 2)) - y)};
+    return {r(x + y), r(x - y),        r(x * y),     r(x / y),     r(std::fmod(x, y)),
+            r(-x),    r(std::fabs(x)), r(min(x, y)), r(max(x, y)), r(min(max(x, z), 3)),
+            r(x + z), r(z - x),        r(x * 3),     r(7 - x),     r(as_double(r(x * 2)) - y)};
   } else {
     using U = std::uint64_t;
     using W = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
@@ -141,10 +142,9 @@ TYPED_TEST(Arithmetic, OperatorsMinMaxClampAbsMatchTheReference) {
   else
     kl::compile<arithmetic_kernel<T>>().launch(kl::Grid(kl::cdiv(n, kBlock)), kiln::test::to_buffer(a),
                                                kiln::test::to_buffer(b), s, out, n);
-  static const char* const names[kOps] = {"a + b",        "a - b",          "a * b",        "a / b",
-                                          "a % b",        "-a",             "abs(a)",       "minimum(a, b)",
-                                          "maximum(a, b)", "clamp(a, s, 3)", "a + scalar",   "scalar - a",
-                                          "a * 3",        "7 - a",          "a *= 2; a -= b"};
+  static const char* const names[kOps] = {
+      "a + b",         "a - b",          "a * b",      "a / b",      "a % b", "-a",    "abs(a)",        "minimum(a, b)",
+      "maximum(a, b)", "clamp(a, s, 3)", "a + scalar", "scalar - a", "a * 3", "7 - a", "a *= 2; a -= b"};
   std::vector<std::vector<T>> want(kOps, std::vector<T>(n));
   for (int i = 0; i < n; ++i) {
     const auto r = arithmetic_reference(a[i], b[i], s);

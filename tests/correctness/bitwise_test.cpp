@@ -47,7 +47,9 @@ template <class T>
 std::array<T, kOps> bitwise_reference(T a, T b, T shift, T s) {
   using U = std::make_unsigned_t<T>;
   constexpr int bits = 8 * sizeof(T);
-  auto shl = [](T x, T amount) { return amount >= bits ? T{0} : static_cast<T>(static_cast<std::uint64_t>(x) << amount); };
+  auto shl = [](T x, T amount) {
+    return amount >= bits ? T{0} : static_cast<T>(static_cast<std::uint64_t>(x) << amount);
+  };
   auto shr = [](T x, T amount) {
     if (amount >= bits) return std::is_signed_v<T> && x < 0 ? static_cast<T>(-1) : T{0};
     return static_cast<T>(x >> amount);  // arithmetic for signed (C++20), logical for unsigned
@@ -84,8 +86,9 @@ TYPED_TEST(Bitwise, BitOperationsShiftsAndUmulhiMatchTheReference) {
   kl::Buffer<T> out(static_cast<std::size_t>(kOps) * n);
   kl::compile<bitwise_kernel<T>>().launch(kl::Grid(kl::cdiv(n, kBlock)), kiln::test::to_buffer(a),
                                           kiln::test::to_buffer(b), kiln::test::to_buffer(shift), s, out, n);
-  static const char* const names[kOps] = {"a & b",     "a | b",    "a ^ b",  "~a",      "a << shift",    "a >> shift",
-                                          "umulhi(a, b)", "a & 0x5A", "a << 1", "a >> scalar", "a ^= b; a |= 1"};
+  static const char* const names[kOps] = {"a & b",      "a | b",       "a ^ b",         "~a",
+                                          "a << shift", "a >> shift",  "umulhi(a, b)",  "a & 0x5A",
+                                          "a << 1",     "a >> scalar", "a ^= b; a |= 1"};
   std::vector<std::vector<T>> want(kOps, std::vector<T>(n));
   for (int i = 0; i < n; ++i) {
     const auto r = bitwise_reference(a[i], b[i], shift[i], s);

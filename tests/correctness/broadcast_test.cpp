@@ -25,8 +25,8 @@ void broadcast_kernel(kl::Ptr<kl::Scalar<C>> x_ptr, kl::Ptr<kl::Scalar<C>> row_p
                       kl::Scalar<C> s, kl::Ptr<kl::Scalar<C>> out) {
   const auto t = kiln::test::Tile2<kRows, kCols, kBM, kBN>::here();
   auto x = kl::load(x_ptr + t.offs, t.mask);
-  auto row = kl::load(row_ptr + t.cols, t.cols < kCols);                            // [BN]
-  auto col = kl::expand_dims<1>(kl::load(col_ptr + t.rows, t.rows < kRows));         // [BM, 1]
+  auto row = kl::load(row_ptr + t.cols, t.cols < kCols);                      // [BN]
+  auto col = kl::expand_dims<1>(kl::load(col_ptr + t.rows, t.rows < kRows));  // [BM, 1]
   int k = 0;
   auto put = [&](const auto& v) { kl::store(out + (t.offs + (k++) * (kRows * kCols)), v, t.mask); };
   put(row + col);                    // [BN] + [BM, 1]
@@ -59,8 +59,7 @@ TYPED_TEST(Broadcast, RowsColumnsAndScalarsBroadcast) {
   const kl::Grid grid(kl::cdiv(kRows, kBM), kl::cdiv(kCols, kBN));
   if constexpr (is_float_v<T>)
     kl::compile<broadcast_kernel<T>>().launch(grid, to_buffer(x), to_buffer(row), to_buffer(col), as_double(s), out);
-  else
-    kl::compile<broadcast_kernel<T>>().launch(grid, to_buffer(x), to_buffer(row), to_buffer(col), s, out);
+  else kl::compile<broadcast_kernel<T>>().launch(grid, to_buffer(x), to_buffer(row), to_buffer(col), s, out);
   const auto add = [](auto a, auto b) { return a + b; };
   const auto sub = [](auto a, auto b) { return a - b; };
   const auto mul = [](auto a, auto b) { return a * b; };

@@ -6,8 +6,7 @@
 
 namespace {
 
-using Sources = ::testing::Types<kiln::half, kiln::bfloat16, float, double, kiln::float8_e4m3,
-                                   kiln::float8_e5m2>;
+using Sources = ::testing::Types<kiln::half, kiln::bfloat16, float, double, kiln::float8_e4m3, kiln::float8_e5m2>;
 
 template <class T>
 class CastFromFloat : public ::testing::Test {};

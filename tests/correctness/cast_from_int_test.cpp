@@ -7,7 +7,7 @@
 namespace {
 
 using Sources = ::testing::Types<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t,
-                                   std::uint16_t, std::uint32_t, std::uint64_t>;
+                                 std::uint16_t, std::uint32_t, std::uint64_t>;
 
 template <class T>
 class CastFromInt : public ::testing::Test {};

@@ -45,9 +45,9 @@ struct Convert<From, List<C...>, List<B...>> {
   }
 };
 
-using AllStorage = List<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
-                        std::uint32_t, std::uint64_t, kl::half, kl::bfloat16, float, double, kl::float8_e4m3,
-                        kl::float8_e5m2>;
+using AllStorage =
+    List<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t,
+         std::uint64_t, kl::half, kl::bfloat16, float, double, kl::float8_e4m3, kl::float8_e5m2>;
 
 // The dtypes of one bit width (i1 has none: it is stored in a byte but is 1 bit wide).
 template <class T>
@@ -206,8 +206,9 @@ inline std::string show(DType d, const unsigned char* p) {
 
 // Element i of `got` must equal element i of `want` bit for bit, except that
 // any NaN matches any NaN.
-inline void expect_same_elements(DType to, const std::vector<unsigned char>& got, const std::vector<unsigned char>& want,
-                          const std::vector<unsigned char>& input, DType from, const std::string& what) {
+inline void expect_same_elements(DType to, const std::vector<unsigned char>& got,
+                                 const std::vector<unsigned char>& want, const std::vector<unsigned char>& input,
+                                 DType from, const std::string& what) {
   const int bytes = bytes_of(to);
   const std::size_t n = got.size() / bytes;
   std::size_t bad = 0, first = 0;
@@ -219,8 +220,8 @@ inline void expect_same_elements(DType to, const std::vector<unsigned char>& got
   }
   if (bad != 0)
     ADD_FAILURE() << what << ": " << bad << " of " << n << " elements differ; first at index " << first << ": input "
-                  << show(from, &input[first * bytes_of(from)]) << ", got " << show(to, &got[first * bytes]) << ", want "
-                  << show(to, &want[first * bytes]);
+                  << show(from, &input[first * bytes_of(from)]) << ", got " << show(to, &got[first * bytes])
+                  << ", want " << show(to, &want[first * bytes]);
 }
 
 // ---- inputs ----
@@ -233,8 +234,10 @@ std::vector<T> cast_inputs(std::size_t n, std::uint64_t seed) {
   if constexpr (std::is_same_v<T, bool>) {
     out = kiln::test::random_values<bool>(n, seed);
   } else if constexpr (std::is_integral_v<T>) {
-    const long double edges[] = {0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32769, 65535, 65536,
-                                 2049, 2051, 257, 259, 65519, 65520, 16777217, 16777219, 0x1p31L, -0x1p31L - 1,
+    const long double edges[] = {0,           1,           -1,          127,      128,         -128,
+                                 -129,        255,         256,         32767,    32768,       -32769,
+                                 65535,       65536,       2049,        2051,     257,         259,
+                                 65519,       65520,       16777217,    16777219, 0x1p31L,     -0x1p31L - 1,
                                  0x1p32L - 1, 0x1p53L + 1, 0x1p63L - 1, -0x1p63L, 0x1p64L - 1, 0x1p63L + 0x1p40L + 1};
     for (long double e : edges)
       if (e >= std::numeric_limits<T>::min() && e <= std::numeric_limits<T>::max()) out.push_back(static_cast<T>(e));
@@ -248,11 +251,55 @@ std::vector<T> cast_inputs(std::size_t n, std::uint64_t seed) {
     const double inf = std::numeric_limits<double>::infinity();
     // Ties and near-ties for each narrower float, some placed beyond what a
     // first rounding to f32 keeps: a double rounding through f32 gets them wrong.
-    const double edges[] = {0.0, -0.0, inf, -inf, nan, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, -0.99, 0.99, 127.5, 128,
-                            -128.5, -129, 255.9, 256, -300.7, 448, 464, 465, 65504, 65519, 65520, 57344, 61440,
-                            1e5, -1e5, 0x1p31, -0x1p31 - 1000, 0x1p32, 0x1p63, -0x1p63, 0x1p64, 1e30, -1e30, 1e-5,
-                            6e-8, -3e-8, 1e-40, 1e-310, 1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-8 + 0x1p-40,
-                            1 + 0x1p-4 + 0x1p-40, 1 + 0x1p-3 + 0x1p-40, 1 + 0x1p-24 + 0x1p-50, -(1 + 0x1p-11)};
+    const double edges[] = {0.0,
+                            -0.0,
+                            inf,
+                            -inf,
+                            nan,
+                            0.5,
+                            -0.5,
+                            1.5,
+                            -1.5,
+                            2.5,
+                            -2.5,
+                            -0.99,
+                            0.99,
+                            127.5,
+                            128,
+                            -128.5,
+                            -129,
+                            255.9,
+                            256,
+                            -300.7,
+                            448,
+                            464,
+                            465,
+                            65504,
+                            65519,
+                            65520,
+                            57344,
+                            61440,
+                            1e5,
+                            -1e5,
+                            0x1p31,
+                            -0x1p31 - 1000,
+                            0x1p32,
+                            0x1p63,
+                            -0x1p63,
+                            0x1p64,
+                            1e30,
+                            -1e30,
+                            1e-5,
+                            6e-8,
+                            -3e-8,
+                            1e-40,
+                            1e-310,
+                            1 + 0x1p-11 + 0x1p-40,
+                            1 + 0x1p-8 + 0x1p-40,
+                            1 + 0x1p-4 + 0x1p-40,
+                            1 + 0x1p-3 + 0x1p-40,
+                            1 + 0x1p-24 + 0x1p-50,
+                            -(1 + 0x1p-11)};
     for (double e : edges) out.push_back(kiln::test::from_double<T>(e));
     // Random magnitudes 2^-20 … 2^top (top at most 70, within the type's range), and small fractions.
     const int top = std::min(70, static_cast<int>(std::log2(kiln::test::max_finite<T>())));
@@ -292,7 +339,7 @@ void run_conversions(List<C...>, List<B...>, const std::vector<From>& x) {
         std::apply(
             [&](auto&... b) {
               kl::compile<Convert<From, List<C...>, List<B...>>::kernel>().launch(kl::Grid(kl::cdiv(n, kBlock)), input,
-                                                                                 n, c..., b...);
+                                                                                  n, c..., b...);
             },
             bitcasts);
       },
@@ -305,8 +352,8 @@ void run_conversions(List<C...>, List<B...>, const std::vector<From>& x) {
       if (is_bitcast) std::memcpy(&want[i * bytes_of(to)], &in[i * bytes_of(from)], bytes_of(to));
       else reference_cast(from, &in[i * bytes_of(from)], to, &want[i * bytes_of(to)]);
     }
-    const std::string what = std::string(is_bitcast ? "bitcast " : "cast ") +
-                             std::string(kiln::ir::dtype_name(from)) + " -> " + std::string(kiln::ir::dtype_name(to));
+    const std::string what = std::string(is_bitcast ? "bitcast " : "cast ") + std::string(kiln::ir::dtype_name(from)) +
+                             " -> " + std::string(kiln::ir::dtype_name(to));
     expect_same_elements(to, got, want, in, from, what);
   };
   std::apply([&](auto&... c) { (check(kl::dtype_v<C>, bytes(c), false), ...); }, casts);
@@ -321,9 +368,10 @@ template <class From>
 void check_conversions_from() {
   auto x = cast_inputs<From>(555, 71);
   if constexpr (!std::is_same_v<From, bool>) {
-    using Bits = std::conditional_t<sizeof(From) == 1, std::uint8_t,
-                                    std::conditional_t<sizeof(From) == 2, std::uint16_t,
-                                                       std::conditional_t<sizeof(From) == 4, std::uint32_t, std::uint64_t>>>;
+    using Bits =
+        std::conditional_t<sizeof(From) == 1, std::uint8_t,
+                           std::conditional_t<sizeof(From) == 2, std::uint16_t,
+                                              std::conditional_t<sizeof(From) == 4, std::uint32_t, std::uint64_t>>>;
     for (Bits b : kiln::test::random_values<Bits>(200, 72, 0, 1e30)) x.push_back(std::bit_cast<From>(b));
   }
   run_conversions(AllStorage{}, typename SameWidth<From>::type{}, x);

@@ -20,8 +20,8 @@ constexpr int kOps = 9;
 
 // Result k of element i is out[k * n + i].
 template <class C>
-void comparison_kernel(kl::Ptr<kl::Scalar<C>> a_ptr, kl::Ptr<kl::Scalar<C>> b_ptr, kl::Scalar<C> s,
-                       kl::Ptr<kl::i1> out, kl::i32 n) {
+void comparison_kernel(kl::Ptr<kl::Scalar<C>> a_ptr, kl::Ptr<kl::Scalar<C>> b_ptr, kl::Scalar<C> s, kl::Ptr<kl::i1> out,
+                       kl::i32 n) {
   auto offs = kl::program_id(0) * kBlock + kl::arange<kBlock>();
   auto mask = offs < n;
   auto a = kl::load(a_ptr + offs, mask);
@@ -48,9 +48,9 @@ template <class T>
 std::vector<bool> comparison_reference(T a, T b, T s) {
   if constexpr (is_float_v<T>) {
     const double x = as_double(a), y = as_double(b), z = as_double(s);
-    return {x < y, x <= y, x > y, x >= y, x == y, x != y, x < z, 2 >= x, x != 2};
+    return {x<y, x <= y, x> y, x >= y, x == y, x != y, x < z, 2 >= x, x != 2};
   } else {
-    return {a < b, a <= b, a > b, a >= b, a == b, a != b, a < s, T{2} >= a, a != T{2}};
+    return {a<b, a <= b, a> b, a >= b, a == b, a != b, a < s, T{2} >= a, a != T{2}};
   }
 }
 
@@ -81,12 +81,11 @@ TYPED_TEST(Comparison, AllPredicatesMatchTheReference) {
   kl::Buffer<bool> out(static_cast<std::size_t>(kOps) * n);
   const auto grid = kl::Grid(kl::cdiv(n, kBlock));
   if constexpr (fl)
-    kl::compile<comparison_kernel<T>>().launch(grid, kiln::test::to_buffer(a), kiln::test::to_buffer(b),
-                                               as_double(s), out, n);
-  else
-    kl::compile<comparison_kernel<T>>().launch(grid, kiln::test::to_buffer(a), kiln::test::to_buffer(b), s, out, n);
-  static const char* const names[kOps] = {"a < b",      "a <= b",  "a > b",  "a >= b", "a == b",
-                                          "a != b",     "a < scalar", "2 >= a", "a != 2"};
+    kl::compile<comparison_kernel<T>>().launch(grid, kiln::test::to_buffer(a), kiln::test::to_buffer(b), as_double(s),
+                                               out, n);
+  else kl::compile<comparison_kernel<T>>().launch(grid, kiln::test::to_buffer(a), kiln::test::to_buffer(b), s, out, n);
+  static const char* const names[kOps] = {"a < b",  "a <= b",     "a > b",  "a >= b", "a == b",
+                                          "a != b", "a < scalar", "2 >= a", "a != 2"};
   std::vector<std::vector<bool>> want(kOps, std::vector<bool>(n));
   for (int i = 0; i < n; ++i) {
     const auto r = comparison_reference(a[i], b[i], s);

@@ -84,7 +84,8 @@ TYPED_TEST(RangeLoop, TileAndScalarAccumulatorsOverRuntimeTripCounts) {
       // lanes' magnitudes, at most (1 + gamma_trips u_C) times the elements').
       if constexpr (kiln::test::is_float_v<C>) {
         const double lanes = gamma_bound(want_trips, unit_roundoff<C>());
-        bound[r] = (lanes + gamma_bound(BLOCK, unit_roundoff<S>()) * (1 + lanes) + gamma_bound(cols, 0x1p-53)) * magnitude;
+        bound[r] =
+            (lanes + gamma_bound(BLOCK, unit_roundoff<S>()) * (1 + lanes) + gamma_bound(cols, 0x1p-53)) * magnitude;
       }
     }
     const std::string what = "row sums over " + std::to_string(cols) + " columns";
@@ -113,7 +114,8 @@ void stepped_loop(kl::Ptr<kl::i32> out, kl::i32 lo, kl::i32 hi, kl::i32 step) {
 TEST(RangeLoop, RuntimeBoundsAndStep) {
   const int programs = 4;
   const auto kernel = kl::compile<stepped_loop>();
-  for (const auto [lo, hi, step] : {std::array<int, 3>{3, 100, 7}, std::array<int, 3>{-20, 5, 3}, std::array<int, 3>{50, 10, 1}}) {
+  for (const auto [lo, hi, step] :
+       {std::array<int, 3>{3, 100, 7}, std::array<int, 3>{-20, 5, 3}, std::array<int, 3>{50, 10, 1}}) {
     auto out = kl::Buffer<std::int32_t>::from(random_values<std::int32_t>(programs * 3, 73, 1000, 2000));
     kernel.launch(kl::Grid(programs), out, lo, hi, step);
     std::vector<std::int32_t> want;
@@ -126,7 +128,9 @@ TEST(RangeLoop, RuntimeBoundsAndStep) {
       }
       want.insert(want.end(), {total, count, last});
     }
-    expect_equal(out.to_host(), want, ("range(" + std::to_string(lo) + ", " + std::to_string(hi) + ", " + std::to_string(step) + ")").c_str());
+    expect_equal(
+        out.to_host(), want,
+        ("range(" + std::to_string(lo) + ", " + std::to_string(hi) + ", " + std::to_string(step) + ")").c_str());
   }
 }
 
@@ -176,7 +180,8 @@ TEST(RangeLoop, NestedLoops) {
     bound[p] = (lanes + gamma_bound(BLOCK, 0x1p-24) * (1 + lanes) + gamma_bound(rows * cols, 0x1p-53)) * magnitude;
   }
   expect_within(out.to_host(), want, bound, "nested loop sums");
-  expect_equal(triangle.to_host(), std::vector<std::int32_t>(programs, want_pairs), "inner trip count from the outer variable");
+  expect_equal(triangle.to_host(), std::vector<std::int32_t>(programs, want_pairs),
+               "inner trip count from the outer variable");
 }
 
 // ---------------------------------------------------------------------------
@@ -202,8 +207,9 @@ void branches(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> scaled, kl::Ptr<kl::f32> sign
   kl::store(picked + p, kl::if_(p < 2, [&] { return p * 10; }, [&] { return p + 100; }));
   auto t = kl::load(x + offs, mask);
   const double inf = std::numeric_limits<double>::infinity();
-  kl::store(extreme + p, kl::if_(kl::sum(t) > 0.0f, [&] { return kl::max(kl::where(mask, t, -inf)); },
-                                 [&] { return kl::min(kl::where(mask, t, inf)); }));
+  kl::store(extreme + p, kl::if_(
+                             kl::sum(t) > 0.0f, [&] { return kl::max(kl::where(mask, t, -inf)); },
+                             [&] { return kl::min(kl::where(mask, t, inf)); }));
 }
 
 TEST(Branches, IfWithAndWithoutElseAndWithAValue) {
@@ -251,8 +257,13 @@ void loops_and_branches(kl::Ptr<kl::i32> out, kl::i32 n) {
   kl::Var a = kl::i32(0);
   kl::Var b = kl::i32(0);
   kl::if_(
-      p % 2 == 1, [&] { for (auto k : kl::range(0, n)) a = a + k; },
-      [&] { for (auto k : kl::range(0, n, 2)) a = a - k; });
+      p % 2 == 1,
+      [&] {
+        for (auto k : kl::range(0, n)) a = a + k;
+      },
+      [&] {
+        for (auto k : kl::range(0, n, 2)) a = a - k;
+      });
   for (auto k : kl::range(0, n)) {
     kl::if_(k % 3 == 0, [&] { b = b + k; }, [&] { b = b + 1; });
     b = b + kl::if_(k == p, [&] { return kl::i32(1000); }, [&] { return kl::i32(0); });

@@ -157,7 +157,8 @@ TYPED_TEST(Dot, MaskedKTailWithAndWithoutAccumulator) {
       const auto got = out_plain.to_host();
       int distinguishable = 0;
       for (std::size_t e = 0; e < got.size(); ++e) distinguishable += std::abs(got[e] - ieee_plain[e]) > bound_plain[e];
-      EXPECT_GT(distinguishable, static_cast<int>(got.size()) / 2) << "tf32 results are indistinguishable from ieee ones";
+      EXPECT_GT(distinguishable, static_cast<int>(got.size()) / 2)
+          << "tf32 results are indistinguishable from ieee ones";
     }
   }
 }
@@ -195,7 +196,7 @@ TYPED_TEST(TiledMatmul, SizesNotMultiplesOfTheTiles) {
     auto ba = kl::Buffer<C>::from(a), bb = kl::Buffer<C>::from(bt);
     auto out = kl::Buffer<float>::from(random_values<float>(static_cast<std::size_t>(m) * n, 63));
     kl::compile<matmul<C, BM, BN, BK>>().launch(kl::Grid(kl::cdiv(m, BM), kl::cdiv(n, BN)), ba, bb, out, m, n, k, k, 1,
-                                                 1, k, n);
+                                                1, k, n);
     // Inner products of k terms: within gamma_k of the exact value (plus the
     // double reference's own gamma_k 2^-53), relative to sum |a b|.
     std::vector<double> want, bound;
@@ -203,14 +204,16 @@ TYPED_TEST(TiledMatmul, SizesNotMultiplesOfTheTiles) {
       for (int j = 0; j < n; ++j) {
         double sum = 0, magnitude = 0;
         for (int t = 0; t < k; ++t) {
-          const double p = as_double(a[static_cast<std::size_t>(i) * k + t]) * as_double(bt[static_cast<std::size_t>(j) * k + t]);
+          const double p =
+              as_double(a[static_cast<std::size_t>(i) * k + t]) * as_double(bt[static_cast<std::size_t>(j) * k + t]);
           sum += p;
           magnitude += std::abs(p);
         }
         want.push_back(sum);
         bound.push_back((gamma_bound(k, 0x1p-24) + gamma_bound(k, 0x1p-53)) * magnitude);
       }
-    expect_within(out.to_host(), want, bound, ("matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)).c_str());
+    expect_within(out.to_host(), want, bound,
+                  ("matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)).c_str());
   }
 }
 

@@ -32,8 +32,7 @@ template <class T>
 std::vector<Triple> double_rounding_cases() {
   if constexpr (std::is_same_v<T, kl::half>)
     return {{0x4236, 0x3eff, 0x06c2}, {0x43e0, 0x3ce1, 0x03ff}, {0x3f73, 0x417a, 0x063d}, {0x3e53, 0x434d, 0x011f}};
-  else
-    return {{0x4042, 0x4020, 0x3279}, {0x3fc0, 0x3f8b, 0x30c8}, {0x3fbc, 0x4060, 0x33f7}, {0x3fac, 0x3fe0, 0x3185}};
+  else return {{0x4042, 0x4020, 0x3279}, {0x3fc0, 0x3f8b, 0x30c8}, {0x3fbc, 0x4060, 0x33f7}, {0x3fac, 0x3fe0, 0x3185}};
 }
 
 template <class T>
@@ -59,8 +58,8 @@ TYPED_TEST(NarrowFma, RoundsOnceAsFmaRnDoes) {
                                       kiln::test::to_buffer(c), out);
   const std::vector<T> got = out.to_host();
   for (int i = 0; i < kBlock; ++i) {
-    const long double exact = static_cast<long double>(static_cast<float>(a[i])) * static_cast<float>(b[i]) +
-                              static_cast<float>(c[i]);
+    const long double exact =
+        static_cast<long double>(static_cast<float>(a[i])) * static_cast<float>(b[i]) + static_cast<float>(c[i]);
     const long double want = round_to_format(exact, format);
     EXPECT_EQ(static_cast<long double>(static_cast<float>(got[i])), want)
         << "element " << i << ": fma(" << static_cast<float>(a[i]) << ", " << static_cast<float>(b[i]) << ", "

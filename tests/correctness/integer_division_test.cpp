@@ -55,10 +55,12 @@ void edge_operands(std::vector<T>& a, std::vector<T>& b) {
   using L = std::numeric_limits<T>;
   const T minus_one = static_cast<T>(-1);
   const T lowest_nonzero = std::is_signed_v<T> ? L::min() : static_cast<T>(1);
-  a = {L::min(), L::min(), static_cast<T>(L::min() + 1), L::max(), L::max(), static_cast<T>(7),
-       static_cast<T>(-7), static_cast<T>(0), L::min(), L::max(), static_cast<T>(5), static_cast<T>(100)};
-  b = {minus_one, static_cast<T>(1), minus_one, minus_one, L::max(), minus_one,
-       minus_one, minus_one, L::max(), lowest_nonzero, static_cast<T>(-3), static_cast<T>(7)};
+  a = {L::min(),           L::min(),          static_cast<T>(L::min() + 1),
+       L::max(),           L::max(),          static_cast<T>(7),
+       static_cast<T>(-7), static_cast<T>(0), L::min(),
+       L::max(),           static_cast<T>(5), static_cast<T>(100)};
+  b = {minus_one, static_cast<T>(1), minus_one, minus_one,      L::max(),           minus_one,
+       minus_one, minus_one,         L::max(),  lowest_nonzero, static_cast<T>(-3), static_cast<T>(7)};
 }
 
 TYPED_TEST(IntegerDivision, MinByMinusOneWrapsWithRemainderZero) {
@@ -111,8 +113,8 @@ void expect_division_fault(const std::pair<std::string, std::string>& fault, con
   }
   EXPECT_NE(fault.second.find(want + "\n"), std::string::npos) << "printed: " << fault.second;
   // __assertfail has the file as traced, which may be a full path.
-  const std::regex stop("kernel .+: assert failed at (.*/)?" + place +
-                        ": integer division by zero in " + op + R"( \(program \(0, 0, 0\), thread [0-9]+\))");
+  const std::regex stop("kernel .+: assert failed at (.*/)?" + place + ": integer division by zero in " + op +
+                        R"( \(program \(0, 0, 0\), thread [0-9]+\))");
   EXPECT_TRUE(std::regex_match(fault.first, stop)) << fault.first;
 }
 

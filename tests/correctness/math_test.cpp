@@ -100,7 +100,9 @@ TYPED_TEST(Math, FunctionsAndActivationsMatchTheReference) {
   }
   // fma with one rounding: a*a - (1 + 2^(1-k)) = 2^-2k exactly for a = 1 + 2^-k
   // with k = ceil(precision / 2), while rounding a*a first gives 0.
-  const int precision = std::is_same_v<T, kl::half> ? 11 : std::is_same_v<T, kl::bfloat16> ? 8 : std::numeric_limits<T>::digits;
+  const int precision = std::is_same_v<T, kl::half>       ? 11
+                        : std::is_same_v<T, kl::bfloat16> ? 8
+                                                          : std::numeric_limits<T>::digits;
   const int k = (precision + 1) / 2;
   for (int i : {kSpecials, kSpecials + 1}) {
     const double sign = i == kSpecials ? 1 : -1;
@@ -136,10 +138,11 @@ TYPED_TEST(Math, FunctionsAndActivationsMatchTheReference) {
   //   bracket is off by <= 6.2u and the result by <= u|w| + 3.1u|x|. Allowed
   //   for both: tolerance<T>() * (|w| + x^2 / 2 + 2|x|), since tolerance<T>() >= 2u.
   const double tol = kiln::test::tolerance<T>();
-  static const char* const names[kOps] = {"exp",  "exp2",  "log",  "log2",    "sqrt",      "rsqrt",     "sin",
-                                          "cos",  "tanh",  "erf",  "abs",     "floor",     "ceil",      "sigmoid",
-                                          "silu", "gelu",  "gelu_tanh", "relu", "fma", "log1p"};
-  const double rel[kOps] = {tol, tol, tol, tol, tol, tol, tol, tol, tol, tol, 0, 0, 0, 3 * tol, 3 * tol, tol, tol, 0, tol, tol};
+  static const char* const names[kOps] = {"exp",  "exp2", "log",       "log2", "sqrt",  "rsqrt", "sin",
+                                          "cos",  "tanh", "erf",       "abs",  "floor", "ceil",  "sigmoid",
+                                          "silu", "gelu", "gelu_tanh", "relu", "fma",   "log1p"};
+  const double rel[kOps] = {tol, tol, tol, tol,     tol,     tol, tol, tol, tol, tol,
+                            0,   0,   0,   3 * tol, 3 * tol, tol, tol, 0,   tol, tol};
   const auto got = out.to_host();
   for (int op = 0; op < kOps; ++op) {
     const bool activation = op >= 13 && op <= 17;

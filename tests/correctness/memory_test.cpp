@@ -36,7 +36,8 @@ template <class C, int BLOCK>
 void load_other(P<C> x, P<C> y, P<C> out_literal, P<C> out_tile, kl::i32 n) {
   auto offs = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
   auto mask = offs < n;
-  kl::store(out_literal + offs, kl::load(x + offs, mask, {.other = 5, .cache = kl::Cache::cg, .evict = kl::Evict::last}));
+  kl::store(out_literal + offs,
+            kl::load(x + offs, mask, {.other = 5, .cache = kl::Cache::cg, .evict = kl::Evict::last}));
   auto fallback = kl::load(y + offs, {.cache = kl::Cache::ca});
   kl::store(out_tile + offs, kl::load(x + offs, mask, fallback, {.cache = kl::Cache::cv, .evict = kl::Evict::first}),
             {.cache = kl::Cache::cs});
@@ -75,9 +76,9 @@ void copy_2d(P<C> x, P<C> out, kl::i32 m, kl::i32 n, kl::i32 sxm, kl::i32 sxn, k
   kl::store(out + rows * som + cols * son, tile, mask);
 }
 
-using MemoryTypes = ::testing::Types<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
-                                     std::uint32_t, std::uint64_t, kl::half, kl::bfloat16, float, double,
-                                     kl::float8_e4m3, kl::float8_e5m2>;
+using MemoryTypes =
+    ::testing::Types<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t,
+                     std::uint64_t, kl::half, kl::bfloat16, float, double, kl::float8_e4m3, kl::float8_e5m2>;
 
 template <class C>
 class LoadStore : public ::testing::Test {};
@@ -154,7 +155,8 @@ TYPED_TEST(Strided, ColumnMajorToPaddedRowMajor) {
   kl::compile<copy_2d<C, 16, 8>>().launch(kl::Grid(kl::cdiv(m, 16), kl::cdiv(n, 8)), bx, out, m, n, 1, m, n + pad, 1);
   std::vector<C> want = before;
   for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) want[static_cast<std::size_t>(i) * (n + pad) + j] = x[static_cast<std::size_t>(j) * m + i];
+    for (int j = 0; j < n; ++j)
+      want[static_cast<std::size_t>(i) * (n + pad) + j] = x[static_cast<std::size_t>(j) * m + i];
   expect_equal(out.to_host(), want, "strided 2-D copy");
 }
 
@@ -177,11 +179,16 @@ auto apply_rmw(const Ptrs& p, const V& v, const M& mask) {
   using kl::MemoryOrder;
   using kl::Scope;
   if constexpr (K == Rmw::add) return kl::atomic_add(p, v, mask, {.order = MemoryOrder::relaxed, .scope = Scope::gpu});
-  else if constexpr (K == Rmw::max) return kl::atomic_max(p, v, mask, {.order = MemoryOrder::acquire, .scope = Scope::cta});
-  else if constexpr (K == Rmw::min) return kl::atomic_min(p, v, mask, {.order = MemoryOrder::release, .scope = Scope::sys});
-  else if constexpr (K == Rmw::and_) return kl::atomic_and(p, v, mask, {.order = MemoryOrder::acq_rel, .scope = Scope::gpu});
-  else if constexpr (K == Rmw::or_) return kl::atomic_or(p, v, mask, {.order = MemoryOrder::relaxed, .scope = Scope::cta});
-  else if constexpr (K == Rmw::xor_) return kl::atomic_xor(p, v, mask, {.order = MemoryOrder::acquire, .scope = Scope::sys});
+  else if constexpr (K == Rmw::max)
+    return kl::atomic_max(p, v, mask, {.order = MemoryOrder::acquire, .scope = Scope::cta});
+  else if constexpr (K == Rmw::min)
+    return kl::atomic_min(p, v, mask, {.order = MemoryOrder::release, .scope = Scope::sys});
+  else if constexpr (K == Rmw::and_)
+    return kl::atomic_and(p, v, mask, {.order = MemoryOrder::acq_rel, .scope = Scope::gpu});
+  else if constexpr (K == Rmw::or_)
+    return kl::atomic_or(p, v, mask, {.order = MemoryOrder::relaxed, .scope = Scope::cta});
+  else if constexpr (K == Rmw::xor_)
+    return kl::atomic_xor(p, v, mask, {.order = MemoryOrder::acquire, .scope = Scope::sys});
   else return kl::atomic_xchg(p, v, mask);
 }
 
@@ -258,7 +265,8 @@ std::uint64_t bits_of(C v) {
 
 template <class C>
 class AtomicRmw : public ::testing::Test {};
-using AtomicTypes = ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, kl::half, kl::bfloat16, float, double>;
+using AtomicTypes =
+    ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, kl::half, kl::bfloat16, float, double>;
 TYPED_TEST_SUITE(AtomicRmw, AtomicTypes, kiln::test::DTypeNames);
 
 const char* kind_name(Rmw k) {
@@ -276,9 +284,14 @@ std::vector<C> rmw_values(Rmw k, std::size_t n, std::uint64_t seed) {
   } else {
     if (k == Rmw::add) return random_values<C>(n, seed, 1, 1000);
     if (k == Rmw::max || k == Rmw::min) return random_values<C>(n, seed, -1000, 1000);
-    const double lo = static_cast<double>(std::numeric_limits<C>::min()), hi = static_cast<double>(std::numeric_limits<C>::max());
-    auto a = random_values<C>(n, seed, lo, hi), b = random_values<C>(n, seed + 100, lo, hi), c = random_values<C>(n, seed + 200, lo, hi);
-    for (std::size_t i = 0; i < n; ++i) a[i] = k == Rmw::and_ ? static_cast<C>(a[i] | b[i] | c[i]) : k == Rmw::or_ ? static_cast<C>(a[i] & b[i] & c[i]) : a[i];
+    const double lo = static_cast<double>(std::numeric_limits<C>::min()),
+                 hi = static_cast<double>(std::numeric_limits<C>::max());
+    auto a = random_values<C>(n, seed, lo, hi), b = random_values<C>(n, seed + 100, lo, hi),
+         c = random_values<C>(n, seed + 200, lo, hi);
+    for (std::size_t i = 0; i < n; ++i)
+      a[i] = k == Rmw::and_  ? static_cast<C>(a[i] | b[i] | c[i])
+             : k == Rmw::or_ ? static_cast<C>(a[i] & b[i] & c[i])
+                             : a[i];
     return a;
   }
 }
@@ -338,7 +351,8 @@ TYPED_TEST(AtomicRmw, ManyProgramsOnSharedBins) {
         // Float addition depends on the order: replay the chain in the order
         // of increasing old values (values are positive) and check each step.
         std::vector<int> order = lanes[b];
-        std::sort(order.begin(), order.end(), [&](int p, int q) { return as_double(got_olds[p]) < as_double(got_olds[q]); });
+        std::sort(order.begin(), order.end(),
+                  [&](int p, int q) { return as_double(got_olds[p]) < as_double(got_olds[q]); });
         C running = init[s][b];
         double exact = as_double(running), magnitude = std::abs(as_double(running));
         for (int i : order) {
@@ -365,11 +379,10 @@ TYPED_TEST(AtomicRmw, ManyProgramsOnSharedBins) {
 
 TEST(AtomicOptions, ReachTheIr) {
   const std::string text = kiln::ir::print(kl::compile<atomic_rmw_kernel<std::int32_t, 64>>().ir());
-  for (const char* attributes :
-       {"kind = add, order = relaxed, scope = gpu", "kind = max, order = acquire, scope = cta",
-        "kind = min, order = release, scope = sys", "kind = and, order = acq_rel, scope = gpu",
-        "kind = or, order = relaxed, scope = cta", "kind = xor, order = acquire, scope = sys",
-        "kind = xchg, order = acq_rel, scope = gpu"})
+  for (const char* attributes : {"kind = add, order = relaxed, scope = gpu", "kind = max, order = acquire, scope = cta",
+                                 "kind = min, order = release, scope = sys", "kind = and, order = acq_rel, scope = gpu",
+                                 "kind = or, order = relaxed, scope = cta", "kind = xor, order = acquire, scope = sys",
+                                 "kind = xchg, order = acq_rel, scope = gpu"})
     EXPECT_NE(text.find(attributes), std::string::npos) << "missing '" << attributes << "' in\n" << text;
 }
 
@@ -402,7 +415,8 @@ void cas_increment(P<C> counter) {
 
 template <class C>
 class AtomicCas : public ::testing::Test {};
-using CasTypes = ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, kl::half, kl::bfloat16, float, double>;
+using CasTypes =
+    ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, kl::half, kl::bfloat16, float, double>;
 TYPED_TEST_SUITE(AtomicCas, CasTypes, kiln::test::DTypeNames);
 
 TYPED_TEST(AtomicCas, OneWinnerPerBin) {

@@ -74,7 +74,8 @@ void promotion_kernel(kl::Ptr<kl::i8> pi8, kl::Ptr<kl::u8> pu8, kl::Ptr<kl::i32>
 template <class T>
 std::vector<T> segment(const kl::Buffer<T>& b, int k, int n) {
   const std::vector<T> all = b.to_host();
-  return std::vector<T>(all.begin() + static_cast<std::ptrdiff_t>(k) * n, all.begin() + static_cast<std::ptrdiff_t>(k + 1) * n);
+  return std::vector<T>(all.begin() + static_cast<std::ptrdiff_t>(k) * n,
+                        all.begin() + static_cast<std::ptrdiff_t>(k + 1) * n);
 }
 
 TEST(Promotion, MixedDtypesScalarsAndLiteralsMatchTheReference) {

@@ -56,8 +56,12 @@ struct KnownAnswer {
 };
 const KnownAnswer kKnownAnswers[] = {
     {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
-    {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}, {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
-    {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}, {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+    {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+     {0xffffffff, 0xffffffff},
+     {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+    {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+     {0xa4093822, 0x299f31d0},
+     {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
 };
 
 TEST(PhiloxHost, MatchesRandom123KnownAnswers) {
@@ -122,7 +126,8 @@ struct Draws {
 Draws draw(std::int64_t seed, std::int32_t base, int n = kSamples) {
   kl::Buffer<std::uint32_t> ints(n), streams(4 * static_cast<std::size_t>(n));
   kl::Buffer<float> uniforms(n), normals(n);
-  kl::compile<random_kernel<kBlock>>().launch(kl::Grid(kl::cdiv(n, kBlock)), ints, streams, uniforms, normals, seed, base, n);
+  kl::compile<random_kernel<kBlock>>().launch(kl::Grid(kl::cdiv(n, kBlock)), ints, streams, uniforms, normals, seed,
+                                              base, n);
   return {ints.to_host(), streams.to_host(), uniforms.to_host(), normals.to_host()};
 }
 
@@ -172,8 +177,10 @@ TEST(Random, DeterministicPerSeedAndOffset) {
   expect_equal(again.normals, first.normals, "randn, same seed and offsets");
   // Shifting the offsets by 1000 shifts the sequence.
   const Draws shifted = draw(kSeed, 1000, kSamples - 1000);
-  expect_equal(shifted.ints, std::vector<std::uint32_t>(first.ints.begin() + 1000, first.ints.end()), "randint, shifted offsets");
-  expect_equal(shifted.uniforms, std::vector<float>(first.uniforms.begin() + 1000, first.uniforms.end()), "rand, shifted offsets");
+  expect_equal(shifted.ints, std::vector<std::uint32_t>(first.ints.begin() + 1000, first.ints.end()),
+               "randint, shifted offsets");
+  expect_equal(shifted.uniforms, std::vector<float>(first.uniforms.begin() + 1000, first.uniforms.end()),
+               "rand, shifted offsets");
   // Another seed (differing only in the high key word) gives other numbers:
   // equal u32 draws have probability 2^-32 each.
   const Draws other = draw(kSeed + (std::int64_t{1} << 32), 0);

@@ -49,13 +49,13 @@ auto highest() {
 }
 
 // The tile of this program: pointers, mask, and the row/column indices.
-#define KILN_TILE_SETUP                                                    \
-  auto pid = kl::program_id(0);                                            \
-  auto row_ids = pid * BM + kl::arange<BM>();                              \
-  auto rows = kl::expand_dims<1>(row_ids);                                 \
-  auto col_ids = kl::arange<BN>();                                         \
-  auto cols = kl::expand_dims<0>(col_ids);                                 \
-  auto mask = (rows < m) & (cols < n);                                     \
+#define KILN_TILE_SETUP                       \
+  auto pid = kl::program_id(0);               \
+  auto row_ids = pid * BM + kl::arange<BM>(); \
+  auto rows = kl::expand_dims<1>(row_ids);    \
+  auto col_ids = kl::arange<BN>();            \
+  auto cols = kl::expand_dims<0>(col_ids);    \
+  auto mask = (rows < m) & (cols < n);        \
   auto offsets = rows * n + cols
 
 template <class C>
@@ -161,7 +161,8 @@ std::vector<Group> prefixes_by_position(const std::vector<Group>& groups) {
 /// reference's own double rounding adds gamma_{count} 2^-53 sum|x|).
 /// Empty groups (masked columns) are not checked.
 template <class C, class S>
-void check_sums(const std::vector<S>& got, const std::vector<C>& x, const std::vector<Group>& groups, const char* what) {
+void check_sums(const std::vector<S>& got, const std::vector<C>& x, const std::vector<Group>& groups,
+                const char* what) {
   std::vector<S> got_checked;
   std::vector<S> exact;
   std::vector<double> want, bound;
@@ -190,7 +191,8 @@ void check_sums(const std::vector<S>& got, const std::vector<C>& x, const std::v
 /// Products: ints exactly (wrapping); floats within gamma_{count} relative of
 /// the exact product (count - 1 roundings in S, plus the reference's in double).
 template <class C, class S>
-void check_products(const std::vector<S>& got, const std::vector<C>& x, const std::vector<Group>& groups, const char* what) {
+void check_products(const std::vector<S>& got, const std::vector<C>& x, const std::vector<Group>& groups,
+                    const char* what) {
   std::vector<S> got_checked, exact;
   std::vector<double> want, bound;
   for (std::size_t k = 0; k < groups.size(); ++k) {
@@ -246,8 +248,10 @@ struct Identity {
 template <class C>
 std::vector<C> general_values(std::uint64_t seed) {
   if constexpr (is_float_v<C>) return random_values<C>(static_cast<std::size_t>(M) * N, seed);
-  else return random_values<C>(static_cast<std::size_t>(M) * N, seed, static_cast<double>(std::numeric_limits<C>::lowest()),
-                               static_cast<double>(std::numeric_limits<C>::max()));
+  else
+    return random_values<C>(static_cast<std::size_t>(M) * N, seed,
+                            static_cast<double>(std::numeric_limits<C>::lowest()),
+                            static_cast<double>(std::numeric_limits<C>::max()));
 }
 // Nonzero values of magnitude 1..3 (ints) or 0.8..1.25 (floats) with random
 // signs (unsigned: positive): products of 27 neither vanish nor overflow f16,
@@ -255,7 +259,8 @@ std::vector<C> general_values(std::uint64_t seed) {
 template <class C>
 std::vector<C> product_values(std::uint64_t seed) {
   const std::size_t count = static_cast<std::size_t>(M) * N;
-  auto magnitude = is_float_v<C> ? random_values<double>(count, seed, 0.8, 1.25) : random_values<double>(count, seed, 1.0, 3.999);
+  auto magnitude =
+      is_float_v<C> ? random_values<double>(count, seed, 0.8, 1.25) : random_values<double>(count, seed, 1.0, 3.999);
   std::mt19937 rng(static_cast<std::uint32_t>(seed));
   std::vector<C> out(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -300,8 +305,8 @@ TYPED_TEST(Reduce, MaxMinArgmaxArgmin) {
     auto bx = kl::Buffer<C>::from(x);
     kl::Buffer<C> row_max(M), col_max(kPrograms * BN), row_min(M), col_min(kPrograms * BN);
     kl::Buffer<std::int32_t> row_argmax(M), col_argmax(kPrograms * BN), row_argmin(M), col_argmin(kPrograms * BN);
-    kl::compile<extremes<C>>().launch(kl::Grid(kPrograms), bx, row_max, col_max, row_min, col_min, row_argmax, col_argmax,
-                                      row_argmin, col_argmin, M, N);
+    kl::compile<extremes<C>>().launch(kl::Grid(kPrograms), bx, row_max, col_max, row_min, col_min, row_argmax,
+                                      col_argmax, row_argmin, col_argmin, M, N);
     const auto rows = row_groups();
     const auto columns = block_column_groups();
     std::vector<C> want_row_max, want_col_max, want_row_min, want_col_min;
@@ -354,10 +359,13 @@ TYPED_TEST(Reduce, GenericReduceWithUserCombine) {
     extreme_of<true>(yd, columns, Identity<double>{}, w, ignored);
     for (double v : w) want.push_back(kiln::test::from_double<C>(v));
   } else {
-    extreme_of<true>(y, columns, [](C v) {
-      if constexpr (std::is_signed_v<C>) return static_cast<C>(v < 0 ? -v : v);
-      else return v;
-    }, want, ignored);
+    extreme_of<true>(
+        y, columns,
+        [](C v) {
+          if constexpr (std::is_signed_v<C>) return static_cast<C>(v < 0 ? -v : v);
+          else return v;
+        },
+        want, ignored);
   }
   expect_equal(checked(col_max_abs.to_host(), columns), want, "reduce with max(|a|, |b|) along axis 0");
 }

@@ -24,9 +24,8 @@ namespace kiln::test {
 
 /// True for the narrow host float types (f16, bf16, fp8).
 template <class T>
-inline constexpr bool is_narrow_float_v =
-    std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float8_e4m3> ||
-    std::is_same_v<T, float8_e5m2>;
+inline constexpr bool is_narrow_float_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16> ||
+                                          std::is_same_v<T, float8_e4m3> || std::is_same_v<T, float8_e5m2>;
 
 /// True for every floating storage type.
 template <class T>
@@ -141,8 +140,7 @@ std::string show(T v) {
   else if constexpr (std::is_floating_point_v<T>)
     s << v << " (bits 0x" << std::hex
       << std::bit_cast<std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>(v) << ")";
-  else
-    s << v;
+  else s << v;
   return s.str();
 }
 
@@ -225,9 +223,9 @@ using FloatTypes = ::testing::Types<half, bfloat16, float, double>;
 using NumericTypes = ::testing::Types<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t,
                                       std::uint16_t, std::uint32_t, std::uint64_t, half, bfloat16, float, double>;
 /// Every storage type, i1 (bool) and fp8 included.
-using AllTypes = ::testing::Types<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t,
-                                  std::uint16_t, std::uint32_t, std::uint64_t, half, bfloat16, float, double,
-                                  float8_e4m3, float8_e5m2>;
+using AllTypes =
+    ::testing::Types<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
+                     std::uint32_t, std::uint64_t, half, bfloat16, float, double, float8_e4m3, float8_e5m2>;
 
 /// Readable names for typed tests (pass as the third argument of TYPED_TEST_SUITE).
 struct DTypeNames {

@@ -25,14 +25,14 @@ void where_kernel(kl::Ptr<kl::Scalar<C>> x_ptr, kl::Ptr<kl::Scalar<C>> row_ptr, 
                   kl::Scalar<C> s, kl::Ptr<kl::Scalar<C>> out) {
   const auto t = kiln::test::Tile2<kRows, kCols, kBM, kBN>::here();
   auto x = kl::load(x_ptr + t.offs, t.mask);
-  auto row = kl::load(row_ptr + t.cols, t.cols < kCols);                     // [BN]
+  auto row = kl::load(row_ptr + t.cols, t.cols < kCols);                      // [BN]
   auto col = kl::expand_dims<1>(kl::load(col_ptr + t.rows, t.rows < kRows));  // [BM, 1]
   int k = 0;
   auto put = [&](const auto& v) { kl::store(out + (t.offs + (k++) * (kRows * kCols)), v, t.mask); };
-  put(kl::where(x > 0, x, 0));          // literal second branch
-  put(kl::where(col > row, 7, x));      // [BM, BN] condition from broadcasting, literal first branch
-  put(kl::where(col < s, row, col));    // [BM, 1] condition, [BN] and [BM, 1] branches
-  put(kl::where(s > 0, x, row));        // scalar condition
+  put(kl::where(x > 0, x, 0));        // literal second branch
+  put(kl::where(col > row, 7, x));    // [BM, BN] condition from broadcasting, literal first branch
+  put(kl::where(col < s, row, col));  // [BM, 1] condition, [BN] and [BM, 1] branches
+  put(kl::where(s > 0, x, row));      // scalar condition
 }
 
 template <class T>
@@ -59,8 +59,7 @@ TYPED_TEST(Where, BroadcastsConditionsBranchesAndLiterals) {
   const kl::Grid grid(kl::cdiv(kRows, kBM), kl::cdiv(kCols, kBN));
   if constexpr (is_float_v<T>)
     kl::compile<where_kernel<T>>().launch(grid, to_buffer(x), to_buffer(row), to_buffer(col), as_double(s), out);
-  else
-    kl::compile<where_kernel<T>>().launch(grid, to_buffer(x), to_buffer(row), to_buffer(col), s, out);
+  else kl::compile<where_kernel<T>>().launch(grid, to_buffer(x), to_buffer(row), to_buffer(col), s, out);
   std::vector<std::vector<T>> want(kOps, std::vector<T>(kRows * kCols));
   for (int i = 0; i < kRows; ++i)
     for (int j = 0; j < kCols; ++j) {

@@ -67,8 +67,7 @@ TEST(AsyncCopy, CopiesAndZeroFillsSharedMemory) {
   for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<std::int32_t>(3 * i + 1);
   const auto in = Buffer<std::int32_t>::from(input, Device::emu());
   Buffer<std::int32_t> out(512, Device::emu());
-  const std::vector<kiln::runtime::KernelArgument> args = {pointer_to(in, "in"), pointer_to(out, "out"),
-                                                           {1000000, {}}};
+  const std::vector<kiln::runtime::KernelArgument> args = {pointer_to(in, "in"), pointer_to(out, "out"), {1000000, {}}};
   const auto stats = kernel->launch(Device::emu(1), {1, 1, 1}, args);
   const std::vector<std::int32_t> got = out.to_host();
   for (int t = 0; t < 128; ++t)

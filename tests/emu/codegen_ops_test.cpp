@@ -62,8 +62,8 @@ void expect_emu_matches_cpu(const std::string& text, std::size_t bytes, int num_
     std::size_t differ = 0, first = 0;
     for (std::size_t j = 0; j < bytes; ++j)
       if (results[0][i][j] != results[1][i][j] && differ++ == 0) first = j;
-    EXPECT_EQ(differ, 0u) << "argument %" << i << ": first at byte " << first << ": cpu "
-                          << int(results[0][i][first]) << ", emu " << int(results[1][i][first]);
+    EXPECT_EQ(differ, 0u) << "argument %" << i << ": first at byte " << first << ": cpu " << int(results[0][i][first])
+                          << ", emu " << int(results[1][i][first]);
   }
 }
 
@@ -90,8 +90,7 @@ TEST(EmuCodegenOps, TwoDimensionalScansAlongEitherAxisMatchTheCpu) {
         for (const char* align : {"", " {divisibility = 16}"}) {
           SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " axis " + std::to_string(axis) +
                        " reverse " + std::to_string(reverse) + align);
-          expect_emu_matches_cpu(scan_2d_text(rows, cols, "i32", axis, reverse, align),
-                                 4 * 4096 + 64);
+          expect_emu_matches_cpu(scan_2d_text(rows, cols, "i32", axis, reverse, align), 4 * 4096 + 64);
         }
 }
 
@@ -103,14 +102,13 @@ TEST(EmuCodegenOps, ScanOfTwoOperandsKeepsTheCombineOrder) {
 TEST(EmuCodegenOps, ShapeOpsMoveEveryElementWhereTheCpuDoes) {
   const std::string kernels[] = {
       // trans into the kernel's layout and through transposed offsets.
-      pointer_kernel_text(
-          "transpose", {"i32", "i32", "i32"}, "",
-          row_major_offsets("in", 32, 64) + load_text("x", "%0", "in", "32x64", "i32") +
-              "  %transposed = trans %x {order = [1, 0]} : tile<64x32xi32>\n"
-              "  %in_transposed = trans %in {order = [1, 0]} : tile<64x32xi32>\n" +
-              store_text("to_input_offsets", "%1", "in_transposed", "transposed", "64x32", "i32") +
-              transposed_offsets("out", "in", 32, 64) +
-              store_text("to_row_major_offsets", "%2", "out", "transposed", "64x32", "i32")),
+      pointer_kernel_text("transpose", {"i32", "i32", "i32"}, "",
+                          row_major_offsets("in", 32, 64) + load_text("x", "%0", "in", "32x64", "i32") +
+                              "  %transposed = trans %x {order = [1, 0]} : tile<64x32xi32>\n"
+                              "  %in_transposed = trans %in {order = [1, 0]} : tile<64x32xi32>\n" +
+                              store_text("to_input_offsets", "%1", "in_transposed", "transposed", "64x32", "i32") +
+                              transposed_offsets("out", "in", 32, 64) +
+                              store_text("to_row_major_offsets", "%2", "out", "transposed", "64x32", "i32")),
       // reshape 1-D -> 2-D -> 1-D, each stored.
       R"(kernel @reshape(%0: ptr<i16>, %1: ptr<i16>, %2: ptr<i16>) {
   %3 = arange {start = 0} : tile<2048xi32>
@@ -218,8 +216,8 @@ TEST(EmuCodegenOps, Fp8RoundingOfValuesInItsRange) {
 
 TEST(EmuCodegenOps, Fp8ArithmeticComputesInF32AndRoundsBack) {
   for (const char* fp8 : {"f8e4m3", "f8e5m2"})
-    for (const char* op : {"add %5, %5", "mul %5, %5", "div %5, %5", "neg %5", "abs %5", "sqrt %5", "minimum %5, %5",
-                           "floor %5"}) {
+    for (const char* op :
+         {"add %5, %5", "mul %5, %5", "div %5, %5", "neg %5", "abs %5", "sqrt %5", "minimum %5, %5", "floor %5"}) {
       SCOPED_TRACE(std::string(op) + " on " + fp8);
       std::string text = fill(kCast, {{"F", fp8}, {"T", fp8}});
       text.replace(text.find("cast %5"), 7, op);

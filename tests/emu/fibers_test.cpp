@@ -235,8 +235,7 @@ TEST(Fibers, VprintfReadsTheCudaArgumentBuffer) {
   const std::vector<KernelArgument> args = {pointer_to(out, "out")};
   ::testing::internal::CaptureStdout();
   kernel->launch(Device::emu(1), Grid{1, 1, 1}, args);
-  EXPECT_EQ(::testing::internal::GetCapturedStdout(),
-            "t=3 x=1.50 emu n=-5000000000\nt=35 x=17.50 emu n=-5000000000\n");
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "t=3 x=1.50 emu n=-5000000000\nt=35 x=17.50 emu n=-5000000000\n");
 }
 
 // Thread 5 of program 1 fails an assert.

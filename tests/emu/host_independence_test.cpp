@@ -53,8 +53,18 @@ void narrow_arithmetic(kl::Ptr<kl::i16> x, kl::Ptr<kl::i16> y, kl::Ptr<kl::i16> 
   auto a = kl::bitcast<N>(kl::load(x + offs, mask));
   auto b = kl::bitcast<N>(kl::load(y + offs, mask));
   auto c = kl::bitcast<N>(kl::load(z + offs, mask));
-  const auto results = {a + b, a - b, a * b, a / b, kl::fma(a, b, c), kl::sqrt(kl::abs(a)), -a,
-                        kl::minimum(a, b), kl::maximum(a, b), kl::exp(a), kl::where(a < b, a, c), a};
+  const auto results = {a + b,
+                        a - b,
+                        a * b,
+                        a / b,
+                        kl::fma(a, b, c),
+                        kl::sqrt(kl::abs(a)),
+                        -a,
+                        kl::minimum(a, b),
+                        kl::maximum(a, b),
+                        kl::exp(a),
+                        kl::where(a < b, a, c),
+                        a};
   int slot = 0;
   for (const auto& result : results) kl::store(out + (slot++) * n + offs, kl::bitcast<kl::i16>(result), mask);
   kl::store(wide + offs, kl::cast<kl::f32>(a), mask);
@@ -67,9 +77,9 @@ void float_math(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> y, kl::Ptr<kl::f32> out, kl
   auto mask = offs < n;
   auto a = kl::load(x + offs, mask);
   auto b = kl::load(y + offs, mask);
-  const auto results = {kl::exp(a),  kl::exp2(a), kl::log(kl::abs(a)), kl::log2(kl::abs(a)), kl::sin(a),
-                        kl::cos(a),  kl::tanh(a), kl::erf(a),           kl::sqrt(kl::abs(a)), kl::rsqrt(kl::abs(a)),
-                        a / b,       kl::fma(a, b, a), a * b + a,       kl::floor(a)};
+  const auto results = {kl::exp(a), kl::exp2(a),      kl::log(kl::abs(a)), kl::log2(kl::abs(a)), kl::sin(a),
+                        kl::cos(a), kl::tanh(a),      kl::erf(a),          kl::sqrt(kl::abs(a)), kl::rsqrt(kl::abs(a)),
+                        a / b,      kl::fma(a, b, a), a * b + a,           kl::floor(a)};
   int slot = 0;
   for (const auto& result : results) kl::store(out + (slot++) * n + offs, result, mask);
 }
@@ -189,8 +199,21 @@ void check_narrow_arithmetic(const char* name) {
   const kiln::Device emu = kiln::Device::emu();
   std::vector<std::int16_t> patterns = random_bits<std::int16_t>(3 * n, 8);
   // Subnormals, the largest finite values, infinities and NaNs of both formats among them.
-  const std::int16_t edges[] = {0x0001, 0x03ff, 0x7bff, 0x7c00, 0x7e00, 0x7d01, 0x0080, 0x007f, 0x7f7f,
-                                0x7f80, 0x7fc0, 0x7f81, static_cast<std::int16_t>(0x8001), 0x3c00, 0x3f80};
+  const std::int16_t edges[] = {0x0001,
+                                0x03ff,
+                                0x7bff,
+                                0x7c00,
+                                0x7e00,
+                                0x7d01,
+                                0x0080,
+                                0x007f,
+                                0x7f7f,
+                                0x7f80,
+                                0x7fc0,
+                                0x7f81,
+                                static_cast<std::int16_t>(0x8001),
+                                0x3c00,
+                                0x3f80};
   for (std::size_t i = 0; i < std::size(edges); ++i) patterns[i * 7] = edges[i];
   const auto x = Buffer<std::int16_t>::from(std::vector<std::int16_t>(patterns.begin(), patterns.begin() + n), emu);
   const auto y =

@@ -87,8 +87,8 @@ void tile_reductions(kl::Ptr<kl::i32> values, kl::Ptr<kl::f32> reals, kl::Ptr<kl
   auto offs = p * BLOCK + kl::arange<BLOCK>();
   auto mask = offs < n;
   kl::store(sums + p, kl::sum(kl::load(values + offs, mask, {.other = 0})));
-  kl::store(maxima + p, kl::max(kl::load(reals + offs, mask, {.other = -std::numeric_limits<double>::infinity()}),
-                                kl::axis<0>));
+  kl::store(maxima + p,
+            kl::max(kl::load(reals + offs, mask, {.other = -std::numeric_limits<double>::infinity()}), kl::axis<0>));
 }
 
 TEST(EmuKernels, ReductionsAcrossWarpsAreExact) {
@@ -117,8 +117,7 @@ TEST(EmuKernels, ReductionsAcrossWarpsAreExact) {
 
 // A runtime for loop summing a row in blocks, and a while loop counting Collatz steps.
 template <int BLOCK>
-void loops(kl::Ptr<kl::i32> x, kl::Ptr<kl::i32> totals, kl::Ptr<kl::i32> starts, kl::Ptr<kl::i32> steps,
-           kl::i32 cols) {
+void loops(kl::Ptr<kl::i32> x, kl::Ptr<kl::i32> totals, kl::Ptr<kl::i32> starts, kl::Ptr<kl::i32> steps, kl::i32 cols) {
   auto row = kl::program_id(0);
   kl::Var acc = kl::zeros<kl::i32, BLOCK>();
   for (auto k : kl::range(0, cols, BLOCK)) {

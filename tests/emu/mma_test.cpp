@@ -20,12 +20,13 @@ using kiln::emu_test::pointer_to;
 /// A kernel whose lanes load A (4 registers of `reg`), B (2) and C (4 f32)
 /// at lane * 4, lane * 2 and lane * 4, call `intrinsic` and store D.
 std::string mma_kernel(const std::string& intrinsic, const std::string& reg) {
-  std::string ir = "define ptx_kernel void @mma(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, "
-                   "ptr addrspace(1) %d) {\nentry:\n"
-                   "  %lane = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"
-                   "  %four = mul i32 %lane, 4\n  %two = mul i32 %lane, 2\n";
-  auto load = [&](const std::string& name, const std::string& type, const std::string& base,
-                  const std::string& index, int offset) {
+  std::string ir =
+      "define ptx_kernel void @mma(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, "
+      "ptr addrspace(1) %d) {\nentry:\n"
+      "  %lane = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"
+      "  %four = mul i32 %lane, 4\n  %two = mul i32 %lane, 2\n";
+  auto load = [&](const std::string& name, const std::string& type, const std::string& base, const std::string& index,
+                  int offset) {
     ir += "  %" + name + ".i = add i32 %" + index + ", " + std::to_string(offset) + "\n";
     ir += "  %" + name + ".p = getelementptr i32, ptr addrspace(1) %" + base + ", i32 %" + name + ".i\n";
     ir += "  %" + name + " = load " + type + ", ptr addrspace(1) %" + name + ".p\n";

@@ -20,6 +20,8 @@ namespace kl = kiln;
 
 // The line of the statement each kernel expects to fail, recorded (with
 // __LINE__ on that same line) while the kernel is traced.
+// Each failing statement stays on the line that records it:
+// clang-format off
 int failing_line = 0;
 
 void assign_in_loop(kl::Ptr<kl::f32> out, kl::i32 n) {
@@ -86,6 +88,7 @@ void fill(kl::Ptr<kl::f32> out, kl::i32 n) { kl::store(out + kl::arange<16>(), k
 
 void fill_unsigned(kl::Ptr<kl::f32> out, kl::u32 n) { kl::store(out + kl::arange<16>(), kl::cast<kl::f32>(n)); }
 
+// clang-format on
 }  // namespace error_kernels
 
 namespace {
@@ -121,27 +124,35 @@ TEST(TraceError, AssignmentToPlainValueInsideIf) {
 
 TEST(TraceError, ValueFromInsideALoopUsedAfterIt) {
   const std::string got = trace_error<error_kernels::use_after_loop>();
-  EXPECT_EQ(got,
-            "kernel use_after_loop: store: uses a value computed inside a runtime loop or branch outside of it; declare "
-            "the variable before the loop as kl::Var to carry it out (" + at_line(failing_line) + ")");
+  EXPECT_EQ(
+      got,
+      "kernel use_after_loop: store: uses a value computed inside a runtime loop or branch outside of it; declare "
+      "the variable before the loop as kl::Var to carry it out (" +
+          at_line(failing_line) + ")");
 }
 
 TEST(TraceError, TileConditionOfIf) {
   const std::string got = trace_error<error_kernels::tile_condition_if>();
-  EXPECT_EQ(got, "kernel tile_condition_if: if_: the condition must be a scalar i1, got tile<16xi1>; reduce it first "
-                 "(e.g. kl::max of the mask) (" + at_line(failing_line) + ")");
+  EXPECT_EQ(got,
+            "kernel tile_condition_if: if_: the condition must be a scalar i1, got tile<16xi1>; reduce it first "
+            "(e.g. kl::max of the mask) (" +
+                at_line(failing_line) + ")");
 }
 
 TEST(TraceError, TileConditionOfWhile) {
   const std::string got = trace_error<error_kernels::tile_condition_while>();
-  EXPECT_EQ(got, "kernel tile_condition_while: while_: the condition must be a scalar i1, got tile<16xi1>; reduce it "
-                 "first (e.g. kl::max of the mask) (" + at_line(failing_line) + ")");
+  EXPECT_EQ(got,
+            "kernel tile_condition_while: while_: the condition must be a scalar i1, got tile<16xi1>; reduce it "
+            "first (e.g. kl::max of the mask) (" +
+                at_line(failing_line) + ")");
 }
 
 TEST(TraceError, BreakOutOfRange) {
   const std::string got = trace_error<error_kernels::break_out_of_range>();
-  EXPECT_EQ(got, "kernel break_out_of_range: the body of a kl::range loop was left early (break, return or goto); use "
-                 "kl::while_ for loops that stop early (" + at_line(failing_line) + ")");
+  EXPECT_EQ(got,
+            "kernel break_out_of_range: the body of a kl::range loop was left early (break, return or goto); use "
+            "kl::while_ for loops that stop early (" +
+                at_line(failing_line) + ")");
 }
 
 TEST(TraceError, ProgramIdAxis3) {
@@ -212,8 +223,9 @@ TEST(LaunchError, EmptyGrid) {
 
 TEST(LaunchError, IntegerArgumentOutOfRange) {
   kl::Buffer<float> out(16);
-  EXPECT_EQ(invalid_argument([&] { kl::compile<error_kernels::fill>().launch(kl::Grid(1), out, std::int64_t{1} << 33); }),
-            "launch error_kernels::fill: argument 1 is i32 but the value 8589934592 does not fit");
+  EXPECT_EQ(
+      invalid_argument([&] { kl::compile<error_kernels::fill>().launch(kl::Grid(1), out, std::int64_t{1} << 33); }),
+      "launch error_kernels::fill: argument 1 is i32 but the value 8589934592 does not fit");
   EXPECT_EQ(invalid_argument([&] { kl::compile<error_kernels::fill_unsigned>().launch(kl::Grid(1), out, -1); }),
             "launch error_kernels::fill_unsigned: argument 1 is u32 but the value -1 does not fit");
 }

@@ -143,8 +143,9 @@ kernel @pick(%a: ptr<f32>, %b: ptr<f32>, %i: i32) {
   const KernelArgument ok[] = {at(0, "a"), at(100, "b"), scalar(7)};
   EXPECT_NO_THROW(k.launch({1, 1, 1}, ok, 1));
   const KernelArgument bad[] = {at(0, "a"), at(100, "b"), scalar(8)};
-  EXPECT_EQ(message_of<KernelError>([&] { k.launch({1, 1, 1}, bad, 1); }),
-            "kernel pick: load out of bounds at pick.hpp:3: element offset 8 is past the end of 'b' (8 elements of f32)");
+  EXPECT_EQ(
+      message_of<KernelError>([&] { k.launch({1, 1, 1}, bad, 1); }),
+      "kernel pick: load out of bounds at pick.hpp:3: element offset 8 is past the end of 'b' (8 elements of f32)");
 }
 
 TEST(InterpreterError, PointersCarriedThroughLoopsKeepTheirArgument) {
@@ -153,7 +154,8 @@ TEST(InterpreterError, PointersCarriedThroughLoopsKeepTheirArgument) {
   std::vector<float> storage = random_floats(16, 4);
   const auto begin = reinterpret_cast<std::uintptr_t>(storage.data());
   const auto range = [&](int first, const std::string& name) {
-    return KernelArgument{begin + first * sizeof(float), {begin + first * sizeof(float), begin + (first + 8) * sizeof(float), name}};
+    return KernelArgument{begin + first * sizeof(float),
+                          {begin + first * sizeof(float), begin + (first + 8) * sizeof(float), name}};
   };
   const InterpretedKernel k = compile(R"(
 kernel @walk(%a: ptr<f32>, %b: ptr<f32>, %steps: i32) {
@@ -174,8 +176,9 @@ kernel @walk(%a: ptr<f32>, %b: ptr<f32>, %steps: i32) {
   const KernelArgument two[] = {range(8, "a"), range(0, "b"), scalar(2)};
   EXPECT_NO_THROW(k.launch({1, 1, 1}, two, 1));
   const KernelArgument three[] = {range(8, "a"), range(0, "b"), scalar(3)};
-  EXPECT_EQ(message_of<KernelError>([&] { k.launch({1, 1, 1}, three, 1); }),
-            "kernel walk: load out of bounds at walk.hpp:6: element offset 8 is past the end of 'b' (8 elements of f32)");
+  EXPECT_EQ(
+      message_of<KernelError>([&] { k.launch({1, 1, 1}, three, 1); }),
+      "kernel walk: load out of bounds at walk.hpp:6: element offset 8 is past the end of 'b' (8 elements of f32)");
 }
 
 TEST(InterpreterError, ArgumentNamesComeFromTheKernelWhenRangesHaveNone) {

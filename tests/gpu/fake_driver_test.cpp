@@ -189,8 +189,8 @@ TEST_F(FakeGpu, AKernelAbove48KibOptsInOnceAfterLoading) {
   ASSERT_EQ(recorded.size(), 4u) << ::testing::PrintToString(recorded);
   EXPECT_EQ(recorded[0], "load ptx");
   EXPECT_EQ(recorded[1], "set attribute transpose_add 8 = 65536");  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-  const std::string params = " params " + std::to_string(x.range("x").begin) + ":8 " +
-                             std::to_string(out.range("out").begin) + ":8";
+  const std::string params =
+      " params " + std::to_string(x.range("x").begin) + ":8 " + std::to_string(out.range("out").begin) + ":8";
   EXPECT_EQ(recorded[2], "launch transpose_add grid 1x1x1 block 256 shared 65536" + params);
   EXPECT_EQ(recorded[3], "launch transpose_add grid 2x1x1 block 256 shared 65536" + params);
 }

@@ -84,7 +84,10 @@ CUresult cuCtxSetCurrent(void*) { return success; }
 CUresult cuModuleLoadDataEx(void** module, const void* image, unsigned, int*, void**) {
   auto* loaded = new Module;
   const char* bytes = static_cast<const char*>(image);
-  loaded->is_cubin = std::memcmp(bytes, "\x7f" "ELF", 4) == 0;
+  loaded->is_cubin = std::memcmp(bytes,
+                                 "\x7f"
+                                 "ELF",
+                                 4) == 0;
   if (!loaded->is_cubin) {
     const std::string ptx = bytes;
     const std::regex entry(R"(\.entry\s+([A-Za-z0-9_$]+)\s*\(([^)]*)\))");

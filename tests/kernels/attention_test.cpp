@@ -37,12 +37,11 @@ struct AttentionCase {
 
 template <class Case>
 class Attention : public ::testing::Test {};
-using AttentionCases =
-    ::testing::Types<AttentionCase<kl::half, 64, true>, AttentionCase<kl::half, 64, false>,
-                     AttentionCase<kl::half, 128, true>, AttentionCase<kl::half, 128, false>,
-                     AttentionCase<kl::bfloat16, 64, true>, AttentionCase<kl::bfloat16, 64, false>,
-                     AttentionCase<kl::bfloat16, 128, true>, AttentionCase<kl::bfloat16, 128, false>,
-                     AttentionCase<float, 64, true>, AttentionCase<float, 128, false>>;
+using AttentionCases = ::testing::Types<AttentionCase<kl::half, 64, true>, AttentionCase<kl::half, 64, false>,
+                                        AttentionCase<kl::half, 128, true>, AttentionCase<kl::half, 128, false>,
+                                        AttentionCase<kl::bfloat16, 64, true>, AttentionCase<kl::bfloat16, 64, false>,
+                                        AttentionCase<kl::bfloat16, 128, true>, AttentionCase<kl::bfloat16, 128, false>,
+                                        AttentionCase<float, 64, true>, AttentionCase<float, 128, false>>;
 struct AttentionNames {
   template <class Case>
   static std::string GetName(int) {
@@ -56,15 +55,18 @@ TYPED_TEST_SUITE(Attention, AttentionCases, AttentionNames);
 /// seq) and returns O in the contiguous [batch, heads, seq, head_dim] order of
 /// the reference, and LSE.
 template <class Case>
-std::pair<std::vector<typename Case::type>, std::vector<float>> run_attention(
-    const std::vector<typename Case::type>& q, const std::vector<typename Case::type>& k,
-    const std::vector<typename Case::type>& v, const AttentionShape& shape, int stride_batch, int stride_head,
-    int stride_seq) {
+std::pair<std::vector<typename Case::type>, std::vector<float>> run_attention(const std::vector<typename Case::type>& q,
+                                                                              const std::vector<typename Case::type>& k,
+                                                                              const std::vector<typename Case::type>& v,
+                                                                              const AttentionShape& shape,
+                                                                              int stride_batch, int stride_head,
+                                                                              int stride_seq) {
   using C = typename Case::type;
   auto bq = kl::Buffer<C>::from(q), bk = kl::Buffer<C>::from(k), bv = kl::Buffer<C>::from(v);
   // Outputs start random, so that a row the kernel fails to store is noticed.
   auto bo = kl::Buffer<C>::from(random_values<C>(q.size(), 90));
-  auto blse = kl::Buffer<float>::from(random_values<float>(static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq, 91));
+  auto blse = kl::Buffer<float>::from(
+      random_values<float>(static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq, 91));
   using T = kl::Scalar<C>;
   constexpr int block_m = kiln::kernels::attention_block_m<Case::head_dim>;
   auto kernel = kl::compile<attention<T, Case::head_dim, block_m, kiln::kernels::attention_block_n, Case::causal>>(
@@ -82,7 +84,11 @@ TYPED_TEST(Attention, MatchesTheReferenceAcrossBlockTails) {
   // head_dim 128); 129: tails of one row and one key.
   for (int seq : {1, 17, 64, 100, 129}) {
     SCOPED_TRACE("seq " + std::to_string(seq));
-    const AttentionShape shape{.batch = 2, .heads = 3, .seq = seq, .head_dim = d, .causal = TypeParam::causal,
+    const AttentionShape shape{.batch = 2,
+                               .heads = 3,
+                               .seq = seq,
+                               .head_dim = d,
+                               .causal = TypeParam::causal,
                                .sm_scale = 1.0 / std::sqrt(static_cast<double>(d))};
     const auto q = random_values<C>(shape.elements(), 100 + seq);
     const auto k = random_values<C>(shape.elements(), 200 + seq);
@@ -97,7 +103,11 @@ TYPED_TEST(Attention, MatchesTheReferenceAcrossBlockTails) {
 TYPED_TEST(Attention, StridesPlaceEachHead) {
   using C = typename TypeParam::type;
   constexpr int d = TypeParam::head_dim;
-  const AttentionShape shape{.batch = 2, .heads = 3, .seq = 45, .head_dim = d, .causal = TypeParam::causal,
+  const AttentionShape shape{.batch = 2,
+                             .heads = 3,
+                             .seq = 45,
+                             .head_dim = d,
+                             .causal = TypeParam::causal,
                              .sm_scale = 1.0 / std::sqrt(static_cast<double>(d))};
   const auto q = random_values<C>(shape.elements(), 401);
   const auto k = random_values<C>(shape.elements(), 402);
@@ -119,12 +129,13 @@ TYPED_TEST(Attention, StridesPlaceEachHead) {
     return out;
   };
   const auto [o_interleaved, lse] = run_attention<TypeParam>(interleave(q), interleave(k), interleave(v), shape,
-                                                            shape.seq * shape.heads * d, d, shape.heads * d);
+                                                             shape.seq * shape.heads * d, d, shape.heads * d);
   std::vector<C> o(o_interleaved.size());
   for (std::size_t b = 0; b < static_cast<std::size_t>(shape.batch); ++b)
     for (std::size_t h = 0; h < static_cast<std::size_t>(shape.heads); ++h)
       for (std::size_t s = 0; s < static_cast<std::size_t>(shape.seq); ++s)
-        for (std::size_t c = 0; c < row; ++c) o[contiguous_index(b, h, s) + c] = o_interleaved[interleaved_index(b, h, s) + c];
+        for (std::size_t c = 0; c < row; ++c)
+          o[contiguous_index(b, h, s) + c] = o_interleaved[interleaved_index(b, h, s) + c];
   const auto want = attention_reference(q, k, v, shape);
   expect_within(o, want.o, want.o_bound, "O");
   expect_within(lse, want.lse, want.lse_bound, "LSE");

@@ -50,9 +50,9 @@ const std::vector<kk::Conv2dShape> dense_layers = {
     {2, 3, 13, 12, 8, 5, 5, 2, 2, 1, 1},   // 5x5, stride 2, padding 2
 };
 const std::vector<kk::Conv2dShape> grouped_layers = {
-    {2, 6, 7, 7, 10, 3, 3, 1, 1, 1, 2},   // 2 groups
-    {2, 8, 9, 9, 8, 3, 3, 2, 1, 1, 8},    // depthwise, stride 2
-    {3, 4, 5, 8, 8, 3, 3, 1, 1, 2, 4},    // depthwise with multiplier 2, dilation 2
+    {2, 6, 7, 7, 10, 3, 3, 1, 1, 1, 2},  // 2 groups
+    {2, 8, 9, 9, 8, 3, 3, 2, 1, 1, 8},   // depthwise, stride 2
+    {3, 4, 5, 8, 8, 3, 3, 1, 1, 2, 4},   // depthwise with multiplier 2, dilation 2
 };
 
 template <class T>
@@ -70,7 +70,8 @@ std::vector<double> bound_for(const kk::Conv2dReference& ref, const kk::Conv2dSh
 /// reference, so by the triangle inequality they are within the sum of the
 /// bounds of each other.
 template <class T>
-void expect_agree(const std::vector<T>& got, const std::vector<T>& other, const std::vector<double>& bound, const char* what) {
+void expect_agree(const std::vector<T>& got, const std::vector<T>& other, const std::vector<double>& bound,
+                  const char* what) {
   std::vector<double> want(other.size()), twice(bound.size());
   for (std::size_t i = 0; i < other.size(); ++i) {
     want[i] = as_double(other[i]);
@@ -111,8 +112,8 @@ TYPED_TEST(Conv2dBnSilu, ScalarMatchesTheReferenceOnGroupedAndDepthwiseLayers) {
     SCOPED_TRACE(shape.to_string());
     const auto problem = kk::conv2d_random_problem<T>(shape, ++seed);
     const auto ref = kk::conv2d_bn_silu_reference(problem.x, problem.w, problem.bn.scale, problem.bn.shift, shape);
-    expect_within(run_plan(scalar, plan_of(kk::Conv2dVariant::scalar, 32, 1, 1), problem), ref.y, bound_for<T>(ref, shape),
-                  "scalar vs reference");
+    expect_within(run_plan(scalar, plan_of(kk::Conv2dVariant::scalar, 32, 1, 1), problem), ref.y,
+                  bound_for<T>(ref, shape), "scalar vs reference");
   }
 }
 

@@ -20,7 +20,8 @@ using kk::Conv2dVariant;
 
 /// A layer of batch 1 with c input and k output channels, an rs x rs kernel
 /// with same padding on an hw x hw image.
-kk::Conv2dShape layer(std::int64_t c, std::int64_t k, std::int64_t groups = 1, std::int64_t hw = 4, std::int64_t rs = 1) {
+kk::Conv2dShape layer(std::int64_t c, std::int64_t k, std::int64_t groups = 1, std::int64_t hw = 4,
+                      std::int64_t rs = 1) {
   kk::Conv2dShape s;
   s.n = 1;
   s.c = c;
@@ -84,8 +85,9 @@ TEST(Conv2dFoldBatchnorm, MatchesBatchnormOfTheBiasedConvOnRandomValues) {
 TEST(Conv2dFoldBatchnorm, RejectsMismatchedSizesAndNonPositiveVariance) {
   EXPECT_EQ(invalid_argument_of([] { kk::fold_batchnorm({1, 2}, {0}, {0, 0}, {1, 1}, 1e-5); }),
             "fold_batchnorm: gamma has 2 channels but beta, mean, var, bias have 1, 2, 2, 0");
-  EXPECT_NE(invalid_argument_of([] { kk::fold_batchnorm({1}, {0}, {0}, {-1}, 0.5); }).find("channel 0 has var + eps = -0.5"),
-            std::string::npos);
+  EXPECT_NE(
+      invalid_argument_of([] { kk::fold_batchnorm({1}, {0}, {0}, {-1}, 0.5); }).find("channel 0 has var + eps = -0.5"),
+      std::string::npos);
 }
 
 TEST(Conv2dShape, OutputSizeAndValidation) {
@@ -98,12 +100,15 @@ TEST(Conv2dShape, OutputSizeAndValidation) {
   EXPECT_EQ(s.q(), 4);
   EXPECT_EQ(s.reduction(), 27);
   EXPECT_NO_THROW(kk::validate(s));
-  EXPECT_EQ(invalid_argument_of([] { kk::validate(layer(6, 8, 4)); }),
-            "conv2d n=1 c=6 h=4 w=4 k=8 r=1 s=1 stride=1 pad=0 dilation=1 groups=4: groups (4) must divide c (6) and k (8)");
+  EXPECT_EQ(
+      invalid_argument_of([] { kk::validate(layer(6, 8, 4)); }),
+      "conv2d n=1 c=6 h=4 w=4 k=8 r=1 s=1 stride=1 pad=0 dilation=1 groups=4: groups (4) must divide c (6) and k (8)");
   kk::Conv2dShape too_small = layer(1, 1, 1, 4, 3);
   too_small.dilation = 2;
   too_small.pad = 0;
-  EXPECT_NE(invalid_argument_of([&] { kk::validate(too_small); }).find("the dilated kernel (5x5) is larger than the padded input"),
+  EXPECT_NE(invalid_argument_of([&] {
+              kk::validate(too_small);
+            }).find("the dilated kernel (5x5) is larger than the padded input"),
             std::string::npos);
 }
 
@@ -151,7 +156,8 @@ TEST(Conv2dSelect, ScalarStripShrinksWhenTheGridWouldNotFillTheUnits) {
   EXPECT_EQ(kk::plan_conv2d(s, 4).block_positions, 128);
   const auto shrunk = kk::plan_conv2d(s, 5);
   EXPECT_EQ(shrunk.block_positions, 32);
-  EXPECT_NE(shrunk.reason.find("BLOCK=32 since 128 gives 4 programs < 5 compute units"), std::string::npos) << shrunk.reason;
+  EXPECT_NE(shrunk.reason.find("BLOCK=32 since 128 gives 4 programs < 5 compute units"), std::string::npos)
+      << shrunk.reason;
 }
 
 TEST(Conv2dSelect, TiledChannelTileFollowsK) {
@@ -182,18 +188,22 @@ TEST(Conv2dSelect, GemmRowTileShrinksWhenTheGridWouldNotFillTheUnits) {
   EXPECT_EQ(kk::plan_conv2d(s, 8).block_positions, 64);
   const auto shrunk = kk::plan_conv2d(s, 9);
   EXPECT_EQ(shrunk.block_positions, 16);
-  EXPECT_NE(shrunk.reason.find("BLOCK_M=16 since 64 gives 8 programs < 9 compute units"), std::string::npos) << shrunk.reason;
+  EXPECT_NE(shrunk.reason.find("BLOCK_M=16 since 64 gives 8 programs < 9 compute units"), std::string::npos)
+      << shrunk.reason;
 }
 
 TEST(Conv2dSelect, RequestedVariantsAreHonouredOrRejectedWithTheReason) {
   EXPECT_EQ(kk::plan_conv2d(layer(3, 2), 1, Conv2dVariant::gemm).variant, Conv2dVariant::gemm);
   EXPECT_EQ(kk::plan_conv2d(layer(64, 64), 1, Conv2dVariant::scalar).variant, Conv2dVariant::scalar);
   EXPECT_EQ(kk::plan_conv2d(layer(4, 4, 2), 1, Conv2dVariant::scalar).variant, Conv2dVariant::scalar);
-  EXPECT_EQ(invalid_argument_of([] { kk::plan_conv2d(layer(4, 4, 2), 1, Conv2dVariant::gemm); }),
-            "conv2d_bn_silu --variant gemm: the gemm variant needs groups=1, got groups=2 (use --variant scalar or auto)");
-  EXPECT_EQ(invalid_argument_of([] { kk::plan_conv2d(layer(4, 4, 4), 1, Conv2dVariant::tiled); }),
-            "conv2d_bn_silu --variant tiled: the tiled variant needs groups=1, got groups=4 (use --variant scalar or auto)");
-  EXPECT_EQ(kk::conv2d_plan_summary(kk::plan_conv2d(layer(64, 64), 1, Conv2dVariant::tiled)), "tiled (tiled as requested)");
+  EXPECT_EQ(
+      invalid_argument_of([] { kk::plan_conv2d(layer(4, 4, 2), 1, Conv2dVariant::gemm); }),
+      "conv2d_bn_silu --variant gemm: the gemm variant needs groups=1, got groups=2 (use --variant scalar or auto)");
+  EXPECT_EQ(
+      invalid_argument_of([] { kk::plan_conv2d(layer(4, 4, 4), 1, Conv2dVariant::tiled); }),
+      "conv2d_bn_silu --variant tiled: the tiled variant needs groups=1, got groups=4 (use --variant scalar or auto)");
+  EXPECT_EQ(kk::conv2d_plan_summary(kk::plan_conv2d(layer(64, 64), 1, Conv2dVariant::tiled)),
+            "tiled (tiled as requested)");
 }
 
 }  // namespace

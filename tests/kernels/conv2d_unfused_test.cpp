@@ -21,10 +21,10 @@ using kk::Conv2dVariant;
 
 /// {n, c, h, w, k, r, s, stride, pad, dilation, groups}
 const std::vector<kk::Conv2dShape> layers = {
-    {2, 3, 9, 7, 20, 3, 3, 1, 1, 1, 1},    // auto: gemm
-    {2, 5, 7, 9, 6, 3, 3, 2, 1, 2, 1},     // auto: tiled (k = 6), stride 2, dilation 2
-    {3, 4, 6, 5, 2, 1, 1, 1, 0, 1, 1},     // auto: scalar (k = 2), 1x1
-    {2, 6, 8, 7, 12, 3, 3, 1, 1, 1, 3},    // auto: scalar (3 groups)
+    {2, 3, 9, 7, 20, 3, 3, 1, 1, 1, 1},  // auto: gemm
+    {2, 5, 7, 9, 6, 3, 3, 2, 1, 2, 1},   // auto: tiled (k = 6), stride 2, dilation 2
+    {3, 4, 6, 5, 2, 1, 1, 1, 0, 1, 1},   // auto: scalar (k = 2), 1x1
+    {2, 6, 8, 7, 12, 3, 3, 1, 1, 1, 3},  // auto: scalar (3 groups)
 };
 
 /// Requests for each layer: automatic, then each variant that can run it.
@@ -60,7 +60,8 @@ TYPED_TEST(Conv2dPlanned, FusedAndUnfusedMatchTheReferenceForEveryPlan) {
         SCOPED_TRACE(shape.to_string() + " units=" + std::to_string(units) + " " + kk::conv2d_plan_summary(plan));
         kl::Buffer<T> y(size), conv_out(size), bn_out(size), y_unfused(size);
         const auto fused_stats = kk::launch_conv2d(plan, shape, x, w, scale, shift, y);
-        const auto unfused_stats = kk::launch_conv2d_unfused(plan, shape, x, w, scale, shift, conv_out, bn_out, y_unfused);
+        const auto unfused_stats =
+            kk::launch_conv2d_unfused(plan, shape, x, w, scale, shift, conv_out, bn_out, y_unfused);
         expect_within(y.to_host(), ref.y, fused_bound, "fused vs reference");
         expect_within(y_unfused.to_host(), ref.y, unfused_bound, "unfused vs reference");
         // The unfused sequence writes the output three times (conv, batchnorm,

@@ -33,8 +33,12 @@ TEST(DropoutHostPhilox, MatchesRandom123KnownAnswers) {
   };
   const KnownAnswer answers[] = {
       {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
-      {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}, {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
-      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}, {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+      {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+       {0xffffffff, 0xffffffff},
+       {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+       {0xa4093822, 0x299f31d0},
+       {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
   };
   for (const auto& kat : answers) EXPECT_EQ(philox_host(kat.key[0], kat.key[1], kat.counter), kat.output);
 }
@@ -44,7 +48,8 @@ std::vector<C> run_dropout(const std::vector<C>& x, float p, std::int64_t seed, 
   auto bx = kl::Buffer<C>::from(x);
   kl::Buffer<C> out(x.size());
   const int n = static_cast<int>(x.size());
-  kl::compile<kiln::kernels::dropout<kl::Scalar<C>, kBlock>>().launch(kl::Grid(kl::cdiv(n, kBlock)), bx, out, n, p, seed, offset);
+  kl::compile<kiln::kernels::dropout<kl::Scalar<C>, kBlock>>().launch(kl::Grid(kl::cdiv(n, kBlock)), bx, out, n, p,
+                                                                      seed, offset);
   return out.to_host();
 }
 
@@ -100,7 +105,8 @@ TEST(DropoutStatistics, ReproducibleFromSeedAndOffset) {
   // Element i at offset 500 + i: starting 1000 elements later with offset
   // 1500 gives the same tail.
   const std::vector<float> tail(x.begin() + 1000, x.end());
-  expect_equal(run_dropout(tail, p, kSeed, 1500), std::vector<float>(first.begin() + 1000, first.end()), "shifted offset");
+  expect_equal(run_dropout(tail, p, kSeed, 1500), std::vector<float>(first.begin() + 1000, first.end()),
+               "shifted offset");
   // The host mask is the kernel's, bit for bit.
   std::vector<std::uint8_t> host(n);
   for (int i = 0; i < n; ++i) host[i] = !dropout_keep_host(static_cast<std::uint64_t>(kSeed), 500u + i, p);

@@ -34,7 +34,9 @@ struct Problem {
 
 template <class C>
 Problem<C> make_problem(std::int64_t rows, std::int64_t n, int groups, std::uint64_t seed) {
-  Problem<C> p{rows, n, groups,
+  Problem<C> p{rows,
+               n,
+               groups,
                random_values<C>(static_cast<std::size_t>(rows * n), seed, -0.5, 1.5),
                random_values<C>(static_cast<std::size_t>(rows * n), seed + 1, 2, 6),
                random_values<C>(static_cast<std::size_t>(n), seed + 2, 0.5, 1.5),
@@ -64,11 +66,14 @@ void check_backward(const Problem<C>& p, LaunchRows launch_rows) {
   auto partial_dw = kl::Buffer<float>::from(poison);
   auto partial_db = kl::Buffer<float>::from(poison);
   launch_rows(dy, x, weight, mean, rstd, dx, partial_dw, partial_db);
-  const auto reduce_grid = static_cast<int>((p.n + kk::layer_norm_reduce_block_cols - 1) / kk::layer_norm_reduce_block_cols);
+  const auto reduce_grid =
+      static_cast<int>((p.n + kk::layer_norm_reduce_block_cols - 1) / kk::layer_norm_reduce_block_cols);
   kk::layer_norm_backward_reduce_kernel().launch(kl::Grid(reduce_grid), partial_dw, partial_db, dw, db, p.groups, p.n);
   const auto ref = kk::layer_norm_backward_reference(p.dy, p.x, p.weight, p.mean, p.rstd, p.rows, p.n);
-  const auto bounds = kk::layer_norm_backward_error_bounds(p.dy, p.x, p.weight, p.mean, p.rstd, ref, p.rows, p.n, kl::dtype_v<C>);
-  const std::string shape = "rows=" + std::to_string(p.rows) + " n=" + std::to_string(p.n) + " G=" + std::to_string(p.groups);
+  const auto bounds =
+      kk::layer_norm_backward_error_bounds(p.dy, p.x, p.weight, p.mean, p.rstd, ref, p.rows, p.n, kl::dtype_v<C>);
+  const std::string shape =
+      "rows=" + std::to_string(p.rows) + " n=" + std::to_string(p.n) + " G=" + std::to_string(p.groups);
   expect_within(dx.to_host(), ref.dx, bounds.dx, ("dx " + shape).c_str());
   expect_within(dw.to_host(), ref.dw, bounds.dw, ("dw " + shape).c_str());
   expect_within(db.to_host(), ref.db, bounds.db, ("db " + shape).c_str());
@@ -89,13 +94,12 @@ TYPED_TEST(LayerNormBackward, MatchesReferenceWithTheChosenKernel) {
     std::int64_t rows, n;
     int groups;
   };
-  for (Shape s : {Shape{1, 1, 1}, Shape{7, 5, 3}, Shape{3, 5, 8}, Shape{8, 256, 4}, Shape{9, 1000, 4}, Shape{4, 5000, 3},
-                  Shape{3, 5000, 5}, Shape{161, 40, 80}}) {
+  for (Shape s : {Shape{1, 1, 1}, Shape{7, 5, 3}, Shape{3, 5, 8}, Shape{8, 256, 4}, Shape{9, 1000, 4},
+                  Shape{4, 5000, 3}, Shape{3, 5000, 5}, Shape{161, 40, 80}}) {
     const auto p = make_problem<C>(s.rows, s.n, s.groups, 31 + s.n + s.groups);
     check_backward(p, [&](auto&... buffers) {
-      kk::with_layer_norm_backward_rows<C>(s.n, [&](auto kernel) {
-        kernel.launch(kl::Grid(s.groups), buffers..., s.rows, s.n);
-      });
+      kk::with_layer_norm_backward_rows<C>(
+          s.n, [&](auto kernel) { kernel.launch(kl::Grid(s.groups), buffers..., s.rows, s.n); });
     });
   }
 }
@@ -117,7 +121,8 @@ TYPED_TEST(LayerNormBackward, LaunchWithChosenGroupsIsDeterministic) {
   kl::Buffer<float> dw(n), db(n), partial_dw(groups * n), partial_db(groups * n);
   kk::layer_norm_backward_launch<C>(dy, x, weight, mean, rstd, dx, dw, db, partial_dw, partial_db, rows, n, groups);
   const auto ref = kk::layer_norm_backward_reference(p.dy, p.x, p.weight, p.mean, p.rstd, rows, n);
-  const auto bounds = kk::layer_norm_backward_error_bounds(p.dy, p.x, p.weight, p.mean, p.rstd, ref, rows, n, kl::dtype_v<C>);
+  const auto bounds =
+      kk::layer_norm_backward_error_bounds(p.dy, p.x, p.weight, p.mean, p.rstd, ref, rows, n, kl::dtype_v<C>);
   expect_within(dx.to_host(), ref.dx, bounds.dx, "dx");
   expect_within(dw.to_host(), ref.dw, bounds.dw, "dw");
   expect_within(db.to_host(), ref.db, bounds.db, "db");

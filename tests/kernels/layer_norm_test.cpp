@@ -44,8 +44,7 @@ void check_forward(const Inputs<C>& in, std::int64_t rows, std::int64_t n, int b
   kl::Buffer<float> mean(static_cast<std::size_t>(rows)), rstd(static_cast<std::size_t>(rows));
   launch(x, weight, bias, y, mean, rstd);
   const auto ref = kk::layer_norm_reference(in.x, in.weight, in.bias, rows, n, kEps);
-  const auto bounds = kk::layer_norm_error_bounds(in.x, in.weight, in.bias, ref, rows, n, block,
-                                                  kl::dtype_v<C>);
+  const auto bounds = kk::layer_norm_error_bounds(in.x, in.weight, in.bias, ref, rows, n, block, kl::dtype_v<C>);
   const std::string shape = "rows=" + std::to_string(rows) + " n=" + std::to_string(n);
   expect_within(y.to_host(), ref.y, bounds.y, ("y " + shape).c_str());
   expect_within(mean.to_host(), ref.mean, bounds.mean, ("mean " + shape).c_str());
@@ -66,9 +65,8 @@ TYPED_TEST(LayerNormForward, MatchesReferenceWithTheChosenTile) {
   };
   for (Shape s : {Shape{1, 1}, Shape{7, 5}, Shape{3, 256}, Shape{5, 1000}, Shape{3, 5000}}) {
     const auto in = make_inputs<C>(s.rows, s.n, 4, 2, 11 + s.n);
-    check_forward(in, s.rows, s.n, kk::norm_block_size(s.n), [&](auto&... buffers) {
-      kk::layer_norm_forward_launch<C>(buffers..., s.rows, s.n, kEps);
-    });
+    check_forward(in, s.rows, s.n, kk::norm_block_size(s.n),
+                  [&](auto&... buffers) { kk::layer_norm_forward_launch<C>(buffers..., s.rows, s.n, kEps); });
   }
 }
 
@@ -81,9 +79,8 @@ TYPED_TEST(LayerNormForward, MergesStatisticsOverManyTiles) {
   for (std::int64_t n : {1, 16, 17, 37, 100}) {
     const std::int64_t rows = 9;
     const auto in = make_inputs<C>(rows, n, -3, 1, 5 + n);
-    check_forward(in, rows, n, kBlock, [&](auto&... buffers) {
-      kernel.launch(kl::Grid(static_cast<int>(rows)), buffers..., n, kEps);
-    });
+    check_forward(in, rows, n, kBlock,
+                  [&](auto&... buffers) { kernel.launch(kl::Grid(static_cast<int>(rows)), buffers..., n, kEps); });
   }
 }
 
@@ -94,9 +91,8 @@ TEST(LayerNormForwardFarFromZero, VarianceIsComputedFromCentredValues) {
   for (std::int64_t n : {64, 300}) {
     const std::int64_t rows = 9;
     const auto in = make_inputs<float>(rows, n, 1000, 1, 3 + n);
-    check_forward(in, rows, n, kk::norm_block_size(n), [&](auto&... buffers) {
-      kk::layer_norm_forward_launch<float>(buffers..., rows, n, kEps);
-    });
+    check_forward(in, rows, n, kk::norm_block_size(n),
+                  [&](auto&... buffers) { kk::layer_norm_forward_launch<float>(buffers..., rows, n, kEps); });
   }
 }
 

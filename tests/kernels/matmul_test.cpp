@@ -29,7 +29,7 @@ constexpr std::uint32_t kOffset = 4242;
 constexpr float kP = 0.25f;
 
 struct Layout {
-  int c_padding = 0;        // extra elements at the end of each row of C
+  int c_padding = 0;          // extra elements at the end of each row of C
   bool b_transposed = false;  // B stored as [n, k] and read through strides
 };
 
@@ -45,7 +45,8 @@ void check_matmul(int m, int n, int k, Layout layout = {}) {
   std::vector<C> b_stored = b;
   if (layout.b_transposed)
     for (int t = 0; t < k; ++t)
-      for (int j = 0; j < n; ++j) b_stored[static_cast<std::size_t>(j) * k + t] = b[static_cast<std::size_t>(t) * n + j];
+      for (int j = 0; j < n; ++j)
+        b_stored[static_cast<std::size_t>(j) * k + t] = b[static_cast<std::size_t>(t) * n + j];
   const int ldc = n + layout.c_padding;
   const Out sentinel = kiln::test::from_double<Out>(1234.0);
   auto ba = kl::Buffer<C>::from(a), bb = kl::Buffer<C>::from(b_stored), bbias = kl::Buffer<C>::from(bias);
@@ -55,8 +56,14 @@ void check_matmul(int m, int n, int k, Layout layout = {}) {
   kl::compile<kiln::kernels::matmul<kl::Scalar<C>, kl::Scalar<Out>, kBlockM, kBlockN, kBlockK, kGroupM, EPILOGUE>>()
       .launch(kl::Grid(grid), ba, bb, bc, bbias, m, n, k, k, 1, stride_bk, stride_bn, ldc, 1, kP, kSeed, kOffset);
 
-  MatmulProblem problem{.m = m, .n = n, .k = k, .epilogue = EPILOGUE, .p = kP, .seed = static_cast<std::uint64_t>(kSeed),
-                        .offset = kOffset, .out_dtype = kl::dtype_v<Out>};
+  MatmulProblem problem{.m = m,
+                        .n = n,
+                        .k = k,
+                        .epilogue = EPILOGUE,
+                        .p = kP,
+                        .seed = static_cast<std::uint64_t>(kSeed),
+                        .offset = kOffset,
+                        .out_dtype = kl::dtype_v<Out>};
   const auto ref = kiln::kernels::matmul_reference(a, b, bias, problem);
   const auto stored = bc.to_host();
   std::vector<Out> got, padding;

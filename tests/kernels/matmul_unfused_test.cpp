@@ -40,7 +40,8 @@ std::vector<std::uint8_t> positive_zeros(const std::vector<Out>& values) {
 
 template <class C, class Out, Epilogue EPILOGUE>
 void check_fused_equals_unfused(int m, int n, int k, float p) {
-  const std::string what = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " p=" + std::to_string(p);
+  const std::string what =
+      std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " p=" + std::to_string(p);
   const auto a = random_values<C>(static_cast<std::size_t>(m) * k, 21 + m);
   const auto b = random_values<C>(static_cast<std::size_t>(k) * n, 22 + n);
   const auto bias = random_values<C>(static_cast<std::size_t>(n), 23 + k);
@@ -49,8 +50,8 @@ void check_fused_equals_unfused(int m, int n, int k, float p) {
   const int tiles = kl::cdiv(m, kBlockM) * kl::cdiv(n, kBlockN);
 
   kl::Buffer<Out> fused(elements);
-  kl::compile<kiln::kernels::matmul<kl::Scalar<C>, kl::Scalar<Out>, kBlockM, kBlockN, kBlockK, kGroupM, EPILOGUE>>().launch(
-      kl::Grid(tiles), ba, bb, fused, bbias, m, n, k, k, 1, n, 1, n, 1, p, kSeed, kOffset);
+  kl::compile<kiln::kernels::matmul<kl::Scalar<C>, kl::Scalar<Out>, kBlockM, kBlockN, kBlockK, kGroupM, EPILOGUE>>()
+      .launch(kl::Grid(tiles), ba, bb, fused, bbias, m, n, k, k, 1, n, 1, n, 1, p, kSeed, kOffset);
 
   kl::Buffer<float> product(elements);
   kl::Buffer<Out> activated(elements), unfused(elements);
@@ -61,8 +62,14 @@ void check_fused_equals_unfused(int m, int n, int k, float p) {
   kl::compile<kiln::kernels::dropout<kl::Scalar<Out>, kDropoutBlock>>().launch(
       kl::Grid(kl::cdiv(elements, kDropoutBlock)), activated, unfused, elements, p, kSeed, kOffset);
 
-  MatmulProblem problem{.m = m, .n = n, .k = k, .epilogue = EPILOGUE, .p = p, .seed = static_cast<std::uint64_t>(kSeed),
-                        .offset = kOffset, .out_dtype = kl::dtype_v<Out>};
+  MatmulProblem problem{.m = m,
+                        .n = n,
+                        .k = k,
+                        .epilogue = EPILOGUE,
+                        .p = p,
+                        .seed = static_cast<std::uint64_t>(kSeed),
+                        .offset = kOffset,
+                        .out_dtype = kl::dtype_v<Out>};
   const auto fused_ref = kiln::kernels::matmul_reference(a, b, bias, problem);
   problem.output_roundings = 2;
   const auto unfused_ref = kiln::kernels::matmul_reference(a, b, bias, problem);
@@ -73,8 +80,10 @@ void check_fused_equals_unfused(int m, int n, int k, float p) {
   // The dropped elements: +0 in both outputs, exactly where the host drops.
   std::vector<std::uint8_t> host_dropped(elements);
   for (int e = 0; e < elements; ++e)
-    host_dropped[e] = !kiln::kernels::dropout_keep_host(static_cast<std::uint64_t>(kSeed), kOffset + static_cast<std::uint32_t>(e), p);
-  expect_equal(positive_zeros(got_fused), positive_zeros(got_unfused), ("dropped elements, fused vs unfused " + what).c_str());
+    host_dropped[e] = !kiln::kernels::dropout_keep_host(static_cast<std::uint64_t>(kSeed),
+                                                        kOffset + static_cast<std::uint32_t>(e), p);
+  expect_equal(positive_zeros(got_fused), positive_zeros(got_unfused),
+               ("dropped elements, fused vs unfused " + what).c_str());
   expect_equal(positive_zeros(got_fused), host_dropped, ("dropped elements, fused vs host " + what).c_str());
 }
 

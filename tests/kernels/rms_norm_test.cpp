@@ -49,7 +49,8 @@ TYPED_TEST(RmsNorm, MatchesReferenceWithTheChosenTile) {
     std::int64_t rows, n;
   };
   for (Shape s : {Shape{1, 1}, Shape{7, 5}, Shape{3, 1024}, Shape{5, 1000}, Shape{3, 5000}}) {
-    check_rms_norm<C>(s.rows, s.n, [&](auto&... buffers) { kk::rms_norm_forward_launch<C>(buffers..., s.rows, s.n, kEps); });
+    check_rms_norm<C>(s.rows, s.n,
+                      [&](auto&... buffers) { kk::rms_norm_forward_launch<C>(buffers..., s.rows, s.n, kEps); });
   }
 }
 
@@ -60,7 +61,8 @@ TYPED_TEST(RmsNorm, SumsSquaresOverManyTiles) {
   auto kernel = kl::compile<kk::rms_norm_forward<kl::Scalar<C>, kBlock>>();
   for (std::int64_t n : {1, 16, 17, 37, 100}) {
     const std::int64_t rows = 9;
-    check_rms_norm<C>(rows, n, [&](auto&... buffers) { kernel.launch(kl::Grid(static_cast<int>(rows)), buffers..., n, kEps); });
+    check_rms_norm<C>(rows, n,
+                      [&](auto&... buffers) { kernel.launch(kl::Grid(static_cast<int>(rows)), buffers..., n, kEps); });
   }
 }
 

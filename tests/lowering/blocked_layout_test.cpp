@@ -184,16 +184,10 @@ TEST(BlockedLayout, BadParametersNameTheListAndTheValues) {
     }
   };
   expect_invalid([] { (void)blocked_layout({48}, {1}, {32}, {4}, {0}); }, "shape [48] holds 48, not a power of two");
-  expect_invalid(
-      [] {
-        (void)blocked_layout({64, 64}, {1}, {32, 1}, {4, 1}, {1, 0});
-      },
-      "size_per_thread [1] has rank 1, the shape has rank 2");
-  expect_invalid(
-      [] {
-        (void)blocked_layout({64, 64}, {1, 1}, {32, 1}, {4, 1}, {1, 1});
-      },
-      "order [1, 1] is not a permutation of 0..1");
+  expect_invalid([] { (void)blocked_layout({64, 64}, {1}, {32, 1}, {4, 1}, {1, 0}); },
+                 "size_per_thread [1] has rank 1, the shape has rank 2");
+  expect_invalid([] { (void)blocked_layout({64, 64}, {1, 1}, {32, 1}, {4, 1}, {1, 1}); },
+                 "order [1, 1] is not a permutation of 0..1");
   expect_invalid([] { (void)slice_layout(blocked_layout({64}, {1}, {32}, {1}, {0}), 1); },
                  "dimension 1 is outside the parent's rank 1");
 }

@@ -247,16 +247,10 @@ TEST(LinearLayout, ToStringListsTheBases) {
 TEST(LinearLayout, BadInputNamesTheThingAndTheValues) {
   expect_invalid([] { (void)LinearLayout::identity_1d(12, "lane", "dim0"); },
                  "identity_1d size of 'lane' must be a power of two, got 12");
-  expect_invalid(
-      [] {
-        (void)LinearLayout({{"lane", {{4}}}}, {{"dim0", 2}});
-      },
-      "basis 0 of 'lane' is (4), outside 'dim0' of size 4");
-  expect_invalid(
-      [] {
-        (void)LinearLayout({{"lane", {{1, 0}}}}, {{"dim0", 2}});
-      },
-      "has 2 values for 1 output dimensions");
+  expect_invalid([] { (void)LinearLayout({{"lane", {{4}}}}, {{"dim0", 2}}); },
+                 "basis 0 of 'lane' is (4), outside 'dim0' of size 4");
+  expect_invalid([] { (void)LinearLayout({{"lane", {{1, 0}}}}, {{"dim0", 2}}); },
+                 "has 2 values for 1 output dimensions");
   expect_invalid([] { (void)LinearLayout({{"lane", {}}, {"lane", {}}}, {}); }, "'lane' appears twice");
   const LinearLayout layout = LinearLayout::identity_1d(4, "lane", "dim0");
   expect_invalid([&] { (void)layout.apply({{"lane", 4}}); }, "'lane' = 4 is outside 0..3");

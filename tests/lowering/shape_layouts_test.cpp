@@ -91,9 +91,8 @@ TEST(ShapeLayouts, JoinOperandsHoldEveryPairTheirThreadHoldsAHalfOf) {
     ASSERT_EQ(operand.out_dims().size(), 1u);
     // Every element of the result is in its thread's operand registers.
     std::set<Coordinates> held;  // (lane, warp, row)
-    for_every_index(operand, [&](std::int32_t r, std::int32_t l, std::int32_t w) {
-      held.insert({l, w, at(operand, r, l, w)[0]});
-    });
+    for_every_index(
+        operand, [&](std::int32_t r, std::int32_t l, std::int32_t w) { held.insert({l, w, at(operand, r, l, w)[0]}); });
     for_every_index(layout, [&](std::int32_t r, std::int32_t l, std::int32_t w) {
       ASSERT_TRUE(held.contains({l, w, at(layout, r, l, w)[0]})) << "register " << r << " of " << to_string(layout);
     });
@@ -101,8 +100,9 @@ TEST(ShapeLayouts, JoinOperandsHoldEveryPairTheirThreadHoldsAHalfOf) {
 }
 
 TEST(ShapeLayouts, SplitOperandHoldsBothHalvesAboveTheHalfsRegisters) {
-  for (const LinearLayout& half : {blocked_layout({256}, {2}, {32}, {4}, {0}), blocked_layout({64}, {1}, {32}, {8}, {0}),
-                                   blocked_layout({1024}, {4}, {32}, {2}, {0})}) {
+  for (const LinearLayout& half :
+       {blocked_layout({256}, {2}, {32}, {4}, {0}), blocked_layout({64}, {1}, {32}, {8}, {0}),
+        blocked_layout({1024}, {4}, {32}, {2}, {0})}) {
     const LinearLayout operand = split_operand_layout(half);
     const std::int32_t half_registers = half.in_dim_size("register");
     ASSERT_EQ(operand.in_dim_size("register"), 2 * half_registers);

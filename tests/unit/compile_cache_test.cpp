@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "scoped_environment.hpp"
 #include "kiln/runtime/compile_cache.hpp"
+#include "scoped_environment.hpp"
 
 namespace kiln::runtime {
 namespace {
@@ -180,7 +180,7 @@ TEST_F(CompileCacheTest, ConcurrentThreadsCompileOnce) {
 
 TEST_F(CompileCacheTest, FailedCompileIsNotCached) {
   CompileCache cache(directory, &warnings);
-  EXPECT_THROW(cache.get_or_compile(sample_key(), [] () -> std::string { throw std::runtime_error("ptxas failed"); }),
+  EXPECT_THROW(cache.get_or_compile(sample_key(), []() -> std::string { throw std::runtime_error("ptxas failed"); }),
                std::runtime_error);
   EXPECT_EQ(cache.get_or_compile(sample_key(), compiler("second try")), "second try");
   EXPECT_EQ(compile_calls, 1);

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "scoped_environment.hpp"
 #include "kiln/kiln.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/launch_timer.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
+#include "scoped_environment.hpp"
 
 namespace {
 
@@ -75,9 +75,9 @@ TEST_F(StubDriver, CudaByNameIsUnavailableWithTheDriversReason) {
 
 TEST_F(StubDriver, KilnDeviceCudaNamesTheVariable) {
   ScopedEnvironment device("KILN_DEVICE", "cuda");
-  EXPECT_EQ(message_of([] { kl::Device::default_device(); }),
-            std::string("KILN_DEVICE=cuda: device 'cuda' is unavailable: ") + stub_reason +
-                " (available here: cpu, emu)");
+  EXPECT_EQ(
+      message_of([] { kl::Device::default_device(); }),
+      std::string("KILN_DEVICE=cuda: device 'cuda' is unavailable: ") + stub_reason + " (available here: cpu, emu)");
 }
 
 TEST_F(StubDriver, BufferOnCudaFailsWithTheDriversReason) {
@@ -128,7 +128,9 @@ TEST(Ptxas, AssemblesACubinForTheExactArchitecture) {
   if (!ptxas) GTEST_SKIP() << "no ptxas here";
   const std::string cubin = kl::cuda::assemble_cubin(*ptxas, empty_kernel_ptx, "sm_90a", "empty_kernel");
   ASSERT_GT(cubin.size(), 4u);
-  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(cubin.substr(0, 4),
+            "\x7f"
+            "ELF");
   EXPECT_NE(cubin.find("empty_kernel"), std::string::npos);
 }
 

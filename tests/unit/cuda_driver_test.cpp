@@ -16,10 +16,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "scoped_environment.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/entry_points.hpp"
 #include "kiln/runtime/cuda/resources.hpp"
+#include "scoped_environment.hpp"
 
 #if __has_include(</usr/local/cuda/include/cuda.h>)
 #include </usr/local/cuda/include/cuda.h>
@@ -265,8 +265,8 @@ EntryPoints fake_entry_points() {
     fake.allowed_shared_bytes = value;
     return abi::CUDA_SUCCESS;
   };
-  entry.launch_kernel = [](abi::CUfunction function, unsigned gx, unsigned, unsigned, unsigned bx, unsigned,
-                           unsigned, unsigned shared, abi::CUstream, void** parameters, void**) {
+  entry.launch_kernel = [](abi::CUfunction function, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned,
+                           unsigned shared, abi::CUstream, void** parameters, void**) {
     fake.calls.push_back("launch " + std::to_string(gx) + "x" + std::to_string(bx) + " shared " +
                          std::to_string(shared));
     if (function != fake_function() || static_cast<int>(shared) > fake.allowed_shared_bytes || bx > 1024)
@@ -471,9 +471,9 @@ TEST_F(FakeCudaDriver, LaunchOptsIntoLargeSharedMemoryOnce) {
   other.launch({1}, {32}, 96 * 1024, stream, parameters);
   kernel.launch({1}, {32}, 64 * 1024, stream, parameters);
   EXPECT_EQ(fake.calls, (std::vector<std::string>{"launch 4x128 shared 32768", "set attribute 8 = 65536",
-                                                   "launch 4x128 shared 65536", "launch 4x128 shared 65536",
-                                                   "set attribute 8 = 98304", "launch 1x32 shared 98304",
-                                                   "launch 1x32 shared 65536"}));
+                                                  "launch 4x128 shared 65536", "launch 4x128 shared 65536",
+                                                  "set attribute 8 = 98304", "launch 1x32 shared 98304",
+                                                  "launch 1x32 shared 65536"}));
   EXPECT_EQ(fake.launched_pointer_argument, 0x1234u);
   try {
     kernel.launch({4, 2}, {2048}, 0, stream, parameters);

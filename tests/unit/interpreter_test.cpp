@@ -126,12 +126,16 @@ std::string load_2d(const std::string& p, const std::string& arg, const std::str
 // Stores `%value` : tile<R x C x T> to %arg at `%<p>offs`.
 std::string store_2d(const std::string& p, const std::string& arg, const std::string& value, const std::string& type,
                      int rows, int cols) {
-  return offsets_2d(p, rows, cols) +
-         fill(R"(  %{P}ptr_s = splat %{A} : tile<{R}x{C}xptr<{T}>>
+  return offsets_2d(p, rows, cols) + fill(R"(  %{P}ptr_s = splat %{A} : tile<{R}x{C}xptr<{T}>>
   %{P}ptr = addptr %{P}ptr_s, %{P}offs : tile<{R}x{C}xptr<{T}>>
   store %{P}ptr, %{V} {cache = none, evict = none}
 )",
-              {{"P", p}, {"A", arg}, {"V", value}, {"T", type}, {"R", std::to_string(rows)}, {"C", std::to_string(cols)}});
+                                          {{"P", p},
+                                           {"A", arg},
+                                           {"V", value},
+                                           {"T", type},
+                                           {"R", std::to_string(rows)},
+                                           {"C", std::to_string(cols)}});
 }
 
 constexpr int kBlock = 64;
@@ -354,12 +358,13 @@ TEST(Interpreter, BitwiseUmulhiAndFma) {
   const auto whi = run_binary<std::uint64_t>("umulhi", wa, wb);
   for (int i = 0; i < kCount; ++i)
     ASSERT_EQ(whi[i], static_cast<std::uint64_t>((static_cast<unsigned __int128>(wa[i]) * wb[i]) >> 64));
-  auto fa = random_values<float>(kCount, 62), fb = random_values<float>(kCount, 63), fc = random_values<float>(kCount, 64);
+  auto fa = random_values<float>(kCount, 62), fb = random_values<float>(kCount, 63),
+       fc = random_values<float>(kCount, 64);
   std::vector<float> out(kCount);
-  const InterpretedKernel k = compile(
-      "kernel @fma(%a: ptr<f32>, %b: ptr<f32>, %c: ptr<f32>, %out: ptr<f32>, %n: i32) {" + offsets(kBlock) +
-      pointers("pa", "a", "f32", kBlock) + pointers("pb", "b", "f32", kBlock) + pointers("pc", "c", "f32", kBlock) +
-      pointers("po", "out", "f32", kBlock) + R"(
+  const InterpretedKernel k =
+      compile("kernel @fma(%a: ptr<f32>, %b: ptr<f32>, %c: ptr<f32>, %out: ptr<f32>, %n: i32) {" + offsets(kBlock) +
+              pointers("pa", "a", "f32", kBlock) + pointers("pb", "b", "f32", kBlock) +
+              pointers("pc", "c", "f32", kBlock) + pointers("po", "out", "f32", kBlock) + R"(
   %x = load %pa, %mask {cache = none, evict = none} : tile<64xf32>
   %y = load %pb, %mask {cache = none, evict = none} : tile<64xf32>
   %z = load %pc, %mask {cache = none, evict = none} : tile<64xf32>
@@ -375,12 +380,16 @@ TEST(Interpreter, BitwiseUmulhiAndFma) {
 TEST(Interpreter, MathFunctionsMatchCmath) {
   const auto positive = random_values<float>(kCount, 70, 0.01, 20.0);
   const auto any = random_values<float>(kCount, 71);
-  const std::vector<std::pair<std::string, float (*)(float)>> unary = {
-      {"exp", [](float x) { return std::exp(x); }},     {"exp2", [](float x) { return std::exp2(x); }},
-      {"sin", [](float x) { return std::sin(x); }},     {"cos", [](float x) { return std::cos(x); }},
-      {"tanh", [](float x) { return std::tanh(x); }},   {"erf", [](float x) { return std::erf(x); }},
-      {"floor", [](float x) { return std::floor(x); }}, {"ceil", [](float x) { return std::ceil(x); }},
-      {"neg", [](float x) { return -x; }},              {"abs", [](float x) { return std::fabs(x); }}};
+  const std::vector<std::pair<std::string, float (*)(float)>> unary = {{"exp", [](float x) { return std::exp(x); }},
+                                                                       {"exp2", [](float x) { return std::exp2(x); }},
+                                                                       {"sin", [](float x) { return std::sin(x); }},
+                                                                       {"cos", [](float x) { return std::cos(x); }},
+                                                                       {"tanh", [](float x) { return std::tanh(x); }},
+                                                                       {"erf", [](float x) { return std::erf(x); }},
+                                                                       {"floor", [](float x) { return std::floor(x); }},
+                                                                       {"ceil", [](float x) { return std::ceil(x); }},
+                                                                       {"neg", [](float x) { return -x; }},
+                                                                       {"abs", [](float x) { return std::fabs(x); }}};
   for (const auto& [op, f] : unary) {
     const auto out = run_unary<float, float>(op, any);
     for (int i = 0; i < kCount; ++i) ASSERT_EQ(out[i], f(any[i])) << op << " at " << i;
@@ -413,23 +422,27 @@ TEST(Interpreter, CompareFollowsNaNRules) {
   b[2] = a[2];
   for (const char* pred : {"eq", "ne", "lt", "le", "gt", "ge"}) {
     std::vector<std::uint8_t> out(kCount);
-    const InterpretedKernel k = compile(
-        fill("kernel @cmp(%a: ptr<f32>, %b: ptr<f32>, %out: ptr<i1>, %n: i32) {" + offsets(kBlock) +
-                 pointers("pa", "a", "f32", kBlock) + pointers("pb", "b", "f32", kBlock) +
-                 pointers("po", "out", "i1", kBlock) + R"(
+    const InterpretedKernel k =
+        compile(fill("kernel @cmp(%a: ptr<f32>, %b: ptr<f32>, %out: ptr<i1>, %n: i32) {" + offsets(kBlock) +
+                         pointers("pa", "a", "f32", kBlock) + pointers("pb", "b", "f32", kBlock) +
+                         pointers("po", "out", "i1", kBlock) + R"(
   %x = load %pa, %mask {cache = none, evict = none} : tile<64xf32>
   %y = load %pb, %mask {cache = none, evict = none} : tile<64xf32>
   %c = cmp %x, %y {pred = {P}} : tile<64xi1>
   store %po, %c, %mask {cache = none, evict = none}
 }
 )",
-             {{"P", pred}}));
+                     {{"P", pred}}));
     const KernelArgument args[] = {buffer(a, "a"), buffer(b, "b"), buffer(out, "out"), scalar(kCount)};
     k.launch(kGrid, args, 2);
     const std::string p = pred;
     for (int i = 0; i < kCount; ++i) {
-      const bool expected = p == "eq" ? a[i] == b[i] : p == "ne" ? a[i] != b[i] : p == "lt" ? a[i] < b[i]
-                          : p == "le" ? a[i] <= b[i] : p == "gt" ? a[i] > b[i] : a[i] >= b[i];
+      const bool expected = p == "eq"   ? a[i] == b[i]
+                            : p == "ne" ? a[i] != b[i]
+                            : p == "lt" ? a[i] < b[i]
+                            : p == "le" ? a[i] <= b[i]
+                            : p == "gt" ? a[i] > b[i]
+                                        : a[i] >= b[i];
       ASSERT_EQ(out[i], expected) << pred << " at " << i;
     }
     EXPECT_EQ(out[0], p == "ne");
@@ -444,23 +457,27 @@ void check_integer_compares(std::uint32_t seed) {
   for (int i = 0; i < kCount; i += 7) b[i] = a[i];  // some ties
   for (const char* pred : {"eq", "ne", "lt", "le", "gt", "ge"}) {
     std::vector<std::uint8_t> out(kCount);
-    const InterpretedKernel k = compile(
-        fill("kernel @cmp(%a: ptr<{T}>, %b: ptr<{T}>, %out: ptr<i1>, %n: i32) {" + offsets(kBlock) +
-                 pointers("pa", "a", "{T}", kBlock) + pointers("pb", "b", "{T}", kBlock) +
-                 pointers("po", "out", "i1", kBlock) + R"(
+    const InterpretedKernel k =
+        compile(fill("kernel @cmp(%a: ptr<{T}>, %b: ptr<{T}>, %out: ptr<i1>, %n: i32) {" + offsets(kBlock) +
+                         pointers("pa", "a", "{T}", kBlock) + pointers("pb", "b", "{T}", kBlock) +
+                         pointers("po", "out", "i1", kBlock) + R"(
   %x = load %pa, %mask {cache = none, evict = none} : tile<64x{T}>
   %y = load %pb, %mask {cache = none, evict = none} : tile<64x{T}>
   %c = cmp %x, %y {pred = {P}} : tile<64xi1>
   store %po, %c, %mask {cache = none, evict = none}
 }
 )",
-             {{"P", pred}, {"T", dtype_of<T>()}}));
+                     {{"P", pred}, {"T", dtype_of<T>()}}));
     const KernelArgument args[] = {buffer(a, "a"), buffer(b, "b"), buffer(out, "out"), scalar(kCount)};
     k.launch(kGrid, args, 2);
     const std::string p = pred;
     for (int i = 0; i < kCount; ++i) {
-      const bool expected = p == "eq" ? a[i] == b[i] : p == "ne" ? a[i] != b[i] : p == "lt" ? a[i] < b[i]
-                          : p == "le" ? a[i] <= b[i] : p == "gt" ? a[i] > b[i] : a[i] >= b[i];
+      const bool expected = p == "eq"   ? a[i] == b[i]
+                            : p == "ne" ? a[i] != b[i]
+                            : p == "lt" ? a[i] < b[i]
+                            : p == "le" ? a[i] <= b[i]
+                            : p == "gt" ? a[i] > b[i]
+                                        : a[i] >= b[i];
       ASSERT_EQ(out[i], expected) << pred << " at " << i;
     }
   }
@@ -479,7 +496,8 @@ TEST(Interpreter, UmulhiOfNarrowAndSignedTypes) {
   const auto ua = random_values<std::uint16_t>(kCount, 92), ub = random_values<std::uint16_t>(kCount, 93);
   const auto uhi = run_binary<std::uint16_t>("umulhi", ua, ub);
   for (int i = 0; i < kCount; ++i) {
-    const auto product = static_cast<std::uint32_t>(static_cast<std::uint16_t>(a[i])) * static_cast<std::uint16_t>(b[i]);
+    const auto product =
+        static_cast<std::uint32_t>(static_cast<std::uint16_t>(a[i])) * static_cast<std::uint16_t>(b[i]);
     ASSERT_EQ(hi[i], static_cast<std::int16_t>(product >> 16)) << i;
     ASSERT_EQ(uhi[i], static_cast<std::uint16_t>((static_cast<std::uint32_t>(ua[i]) * ub[i]) >> 16)) << i;
   }
@@ -495,8 +513,18 @@ TEST(Interpreter, UmulhiOfNarrowAndSignedTypes) {
 
 TEST(Interpreter, FloatToIntCastsSaturateAndMapNaNToZero) {
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> a = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 1e10f, -1e10f, 127.9f, -128.9f, 3.7f, -3.7f,
-                          -0.5f, 300.0f, 255.9f};
+  std::vector<float> a = {std::numeric_limits<float>::quiet_NaN(),
+                          inf,
+                          -inf,
+                          1e10f,
+                          -1e10f,
+                          127.9f,
+                          -128.9f,
+                          3.7f,
+                          -3.7f,
+                          -0.5f,
+                          300.0f,
+                          255.9f};
   const auto i8 = run_unary<float, std::int8_t>("cast", a);
   const std::vector<std::int8_t> want_i8 = {0, 127, -128, 127, -128, 127, -128, 3, -3, 0, 127, 127};
   EXPECT_EQ(i8, want_i8);
@@ -531,10 +559,13 @@ TEST(Interpreter, FloatCastsRoundToNearestEvenOnce) {
   // Rounding through f32 first would land on the midpoint and round to even.
   const double above_half_ulp_f16 = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
   const double above_half_ulp_bf16 = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40);
-  EXPECT_EQ(static_cast<float>(run_unary<double, kiln::half>("cast", {above_half_ulp_f16})[0]), 1.0f + std::ldexp(1.0f, -10));
-  EXPECT_EQ(static_cast<float>(run_unary<double, kiln::bfloat16>("cast", {above_half_ulp_bf16})[0]), 1.0f + std::ldexp(1.0f, -7));
+  EXPECT_EQ(static_cast<float>(run_unary<double, kiln::half>("cast", {above_half_ulp_f16})[0]),
+            1.0f + std::ldexp(1.0f, -10));
+  EXPECT_EQ(static_cast<float>(run_unary<double, kiln::bfloat16>("cast", {above_half_ulp_bf16})[0]),
+            1.0f + std::ldexp(1.0f, -7));
   const std::int64_t big = (std::int64_t{1} << 40) + (std::int64_t{1} << 32) + 1;
-  EXPECT_EQ(static_cast<float>(run_unary<std::int64_t, kiln::bfloat16>("cast", {big})[0]), std::ldexp(1.0f + std::ldexp(1.0f, -7), 40));
+  EXPECT_EQ(static_cast<float>(run_unary<std::int64_t, kiln::bfloat16>("cast", {big})[0]),
+            std::ldexp(1.0f + std::ldexp(1.0f, -7), 40));
   const auto widened = run_unary<kiln::half, double>("cast", h);
   for (int i = 0; i < kCount; ++i) ASSERT_EQ(widened[i], static_cast<double>(static_cast<float>(h[i])));
   EXPECT_EQ((run_unary<std::int32_t, float>("cast", {16777217, 16777219, -16777217})),
@@ -542,12 +573,14 @@ TEST(Interpreter, FloatCastsRoundToNearestEvenOnce) {
 }
 
 TEST(Interpreter, IntegerCastsTruncateOrExtendBySourceSignedness) {
-  EXPECT_EQ((run_unary<std::int32_t, std::int8_t>("cast", {300, -129, 127, -1})), (std::vector<std::int8_t>{44, 127, 127, -1}));
+  EXPECT_EQ((run_unary<std::int32_t, std::int8_t>("cast", {300, -129, 127, -1})),
+            (std::vector<std::int8_t>{44, 127, 127, -1}));
   EXPECT_EQ((run_unary<std::int8_t, std::uint32_t>("cast", {-1, 5})), (std::vector<std::uint32_t>{4294967295u, 5u}));
   EXPECT_EQ((run_unary<std::uint8_t, std::int32_t>("cast", {250, 7})), (std::vector<std::int32_t>{250, 7}));
   const auto bytes = random_values<std::uint8_t>(kCount, 115);
   const auto halves = run_unary<std::uint8_t, kiln::half>("cast", bytes);
-  const auto signed_halves = run_unary<std::int8_t, kiln::half>("cast", std::vector<std::int8_t>(bytes.begin(), bytes.end()));
+  const auto signed_halves =
+      run_unary<std::int8_t, kiln::half>("cast", std::vector<std::int8_t>(bytes.begin(), bytes.end()));
   for (int i = 0; i < kCount; ++i) {
     ASSERT_EQ(static_cast<float>(halves[i]), static_cast<float>(bytes[i])) << i;
     ASSERT_EQ(static_cast<float>(signed_halves[i]), static_cast<float>(static_cast<std::int8_t>(bytes[i]))) << i;
@@ -657,9 +690,11 @@ TEST(Interpreter, VectorAddBuiltWithBuilderCountsBytes) {
   ir::Value* block = b.constant_int(Type::scalar(DType::i32), kBlock);
   ir::Value* start = b.create(OpCode::mul, {pid, block}, {Type::scalar(DType::i32)})->result();
   ir::Value* range = b.create(OpCode::arange, {}, {index}, {{"start", std::int64_t{0}}})->result();
-  ir::Value* offs = b.create(OpCode::add, {b.create(OpCode::splat, {start}, {index})->result(), range}, {index})->result();
+  ir::Value* offs =
+      b.create(OpCode::add, {b.create(OpCode::splat, {start}, {index})->result(), range}, {index})->result();
   ir::Value* mask = b.create(OpCode::cmp, {offs, b.create(OpCode::splat, {n}, {index})->result()},
-                             {Type::tile(DType::i1, {kBlock})}, {{"pred", ir::Symbol{"lt"}}})->result();
+                             {Type::tile(DType::i1, {kBlock})}, {{"pred", ir::Symbol{"lt"}}})
+                        ->result();
   const auto at = [&](ir::Value* base) {
     ir::Value* s = b.create(OpCode::splat, {base}, {ptr_tile})->result();
     return b.create(OpCode::addptr, {s, offs}, {ptr_tile})->result();
@@ -834,8 +869,8 @@ TEST(Interpreter, SumAndMaxReductionsMatchSequentialReference) {
 TEST(Interpreter, MaxReductionPropagatesNaNAndPrefersPositiveZero) {
   auto x = random_values<float>(kRows * kCols * kPrograms, 155);
   std::fill(x.begin(), x.begin() + kCols, -0.0f);
-  x[37] = 0.0f;                                                    // row 0: +0 among -0s
-  x[kCols + 50] = std::numeric_limits<float>::quiet_NaN();        // row 1: one NaN
+  x[37] = 0.0f;                                             // row 0: +0 among -0s
+  x[kCols + 50] = std::numeric_limits<float>::quiet_NaN();  // row 1: one NaN
   const auto maxes = run_rows<float, float>(R"(
   %out_v = reduce %x {axis = 1} : tile<16xf32> {
   ^(%a: f32, %b: f32):
@@ -978,20 +1013,19 @@ template <class In, class Acc>
 std::vector<Acc> run_dot(std::vector<In> a, std::vector<In> b, std::vector<Acc> acc, const std::string& precision) {
   std::vector<Acc> out(acc.size());
   const std::string in = dtype_of<In>(), ac = dtype_of<Acc>();
-  const InterpretedKernel k = compile("kernel @dot(%a_in: ptr<" + in + ">, %b_in: ptr<" + in + ">, %c_in: ptr<" + ac +
-                                      ">, %out: ptr<" + ac + ">) {\n" + load_2d("a", "a_in", in, kM, kK) +
-                                      load_2d("b", "b_in", in, kK, kN) + load_2d("c", "c_in", ac, kM, kN) +
-                                      fill("  %d = dot %a, %b, %c {precision = {P}} : tile<16x8x{T}>\n",
-                                           {{"P", precision}, {"T", ac}}) +
-                                      store_2d("o", "out", "d", ac, kM, kN) + "}\n");
+  const InterpretedKernel k = compile(
+      "kernel @dot(%a_in: ptr<" + in + ">, %b_in: ptr<" + in + ">, %c_in: ptr<" + ac + ">, %out: ptr<" + ac + ">) {\n" +
+      load_2d("a", "a_in", in, kM, kK) + load_2d("b", "b_in", in, kK, kN) + load_2d("c", "c_in", ac, kM, kN) +
+      fill("  %d = dot %a, %b, %c {precision = {P}} : tile<16x8x{T}>\n", {{"P", precision}, {"T", ac}}) +
+      store_2d("o", "out", "d", ac, kM, kN) + "}\n");
   const KernelArgument args[] = {buffer(a, "a"), buffer(b, "b"), buffer(acc, "c"), buffer(out, "out")};
   k.launch({kPrograms, 1, 1}, args, 2);
   return out;
 }
 
 template <class In, class Acc, class W, class Round>
-void check_dot(const std::vector<In>& a, const std::vector<In>& b, const std::vector<Acc>& acc, const std::vector<Acc>& out,
-               Round round) {
+void check_dot(const std::vector<In>& a, const std::vector<In>& b, const std::vector<Acc>& acc,
+               const std::vector<Acc>& out, Round round) {
   for (int p = 0; p < kPrograms; ++p)
     for (int m = 0; m < kM; ++m)
       for (int n = 0; n < kN; ++n) {

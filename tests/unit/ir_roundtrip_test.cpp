@@ -65,15 +65,16 @@ std::map<std::string, std::string> op_samples() {
   s["umulhi"] = binary("umulhi", "tile<64xu32>");
   s["fma"] = kernel("fma", "%0: f32, %1: f32, %2: f32", "  %3 = fma %0, %1, %2 : f32\n");
   s["cmp"] = kernel("cmp", "%0: tile<8xi32>, %1: tile<8xi32>", "  %2 = cmp %0, %1 {pred = lt} : tile<8xi1>\n");
-  s["select"] = kernel("select", "%0: tile<8xi1>, %1: tile<8xf32>, %2: tile<8xf32>",
-                       "  %3 = select %0, %1, %2 : tile<8xf32>\n");
+  s["select"] =
+      kernel("select", "%0: tile<8xi1>, %1: tile<8xf32>, %2: tile<8xf32>", "  %3 = select %0, %1, %2 : tile<8xf32>\n");
   s["cast"] = kernel("cast", "%0: tile<8xf32>", "  %1 = cast %0 : tile<8xbf16>\n");
   s["bitcast"] = kernel("bitcast", "%0: f32", "  %1 = bitcast %0 : u32\n");
-  for (const char* op : {"exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil"})
+  for (const char* op :
+       {"exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil"})
     s[op] = unary(op, "tile<128xf32>");
   s["abs"] = unary("abs", "i32");
-  s["addptr"] = kernel("addptr", "%0: tile<64xptr<f16>>, %1: tile<64xi32>",
-                       "  %2 = addptr %0, %1 : tile<64xptr<f16>>\n");
+  s["addptr"] =
+      kernel("addptr", "%0: tile<64xptr<f16>>, %1: tile<64xi32>", "  %2 = addptr %0, %1 : tile<64xptr<f16>>\n");
   s["load"] = kernel("load", "%0: tile<64xptr<f16>>, %1: tile<64xi1>, %2: tile<64xf16>",
                      "  %3 = load %0, %1, %2 {cache = cg, evict = last} : tile<64xf16>\n");
   s["store"] = kernel("store", "%0: tile<64xptr<f16>>, %1: tile<64xf16>, %2: tile<64xi1>",
@@ -383,11 +384,13 @@ TEST(IrPrinter, BuilderKernelPrintsExactly) {
   Value* block = b.constant_int(i32, 1024);
   Value* start = b.create(OpCode::mul, {pid, block}, {i32})->result();
   Value* range = b.create(OpCode::arange, {}, {offsets_type}, {{"start", std::int64_t{0}}})->result();
-  Value* offsets = b.create(OpCode::add, {b.create(OpCode::splat, {start}, {offsets_type})->result(), range},
-                            {offsets_type})->result();
+  Value* offsets =
+      b.create(OpCode::add, {b.create(OpCode::splat, {start}, {offsets_type})->result(), range}, {offsets_type})
+          ->result();
   b.set_loc({"/home/me/kernels/vector_add.cpp", 8});
   Value* mask = b.create(OpCode::cmp, {offsets, b.create(OpCode::splat, {n}, {offsets_type})->result()},
-                         {Type::tile(DType::i1, {1024})}, {{"pred", Symbol{"lt"}}})->result();
+                         {Type::tile(DType::i1, {1024})}, {{"pred", Symbol{"lt"}}})
+                    ->result();
   b.set_loc({});
   const std::vector<std::pair<std::string, Attribute>> cache = {{"cache", Symbol{"none"}}, {"evict", Symbol{"none"}}};
   auto load = [&](Value* base) {
@@ -438,13 +441,14 @@ TEST(IrPrinter, RenumbersInOrderOfDefinition) {
   fn.name = "order";
   Builder b(fn);
   const Type f32 = Type::scalar(DType::f32);
-  Value* late = b.constant_float(f32, 2.0);                     // id 0, printed second
+  Value* late = b.constant_float(f32, 2.0);  // id 0, printed second
   b.set_insertion_before(&fn.body, 0);
-  Value* early = b.constant_float(f32, 0.5);                    // id 1, printed first
+  Value* early = b.constant_float(f32, 0.5);  // id 1, printed first
   b.set_insertion_end(&fn.body);
-  Operation* branch = b.create(OpCode::if_, {b.create(OpCode::cmp, {early, late}, {Type::scalar(DType::i1)},
-                                                    {{"pred", Symbol{"lt"}}})->result()},
-                             {f32}, {}, 2);
+  Operation* branch =
+      b.create(OpCode::if_,
+               {b.create(OpCode::cmp, {early, late}, {Type::scalar(DType::i1)}, {{"pred", Symbol{"lt"}}})->result()},
+               {f32}, {}, 2);
   for (auto& region : branch->regions) {
     b.set_insertion_end(region.get());
     b.create(OpCode::yield, {region == branch->regions[0] ? early : late}, {});

@@ -710,10 +710,10 @@ void check_random_int_folds(DType dtype, std::mt19937_64& rng) {
       const T a = draw(), b = draw();
       const std::string type(dtype_name(dtype));
       // The text form holds 64-bit integers as i64: u64 values past 2^63 read as negative.
-      const std::string text = "kernel @k() {\n  %0 = constant {value = " + std::to_string(static_cast<std::int64_t>(a)) +
-                               "} : " + type + "\n  %1 = constant {value = " + std::to_string(static_cast<std::int64_t>(b)) +
-                               "} : " + type + "\n  %2 = " + c.op +
-                               " %0, %1 : " + type + "\n}\n";
+      const std::string text =
+          "kernel @k() {\n  %0 = constant {value = " + std::to_string(static_cast<std::int64_t>(a)) + "} : " + type +
+          "\n  %1 = constant {value = " + std::to_string(static_cast<std::int64_t>(b)) + "} : " + type +
+          "\n  %2 = " + c.op + " %0, %1 : " + type + "\n}\n";
       auto fn = parse_function(text);
       canonicalize(*fn);
       const Operation& result = *fn->body.ops[2];
@@ -749,8 +749,8 @@ TEST(Canonicalize, RandomHalfFoldsMatchRoundedFloatArithmetic) {
     const char* op = ops[trial % 4];
     std::ostringstream text;
     text.precision(17);
-    text << "kernel @k() {\n  %0 = constant {value = " << std::showpoint << a << "} : f16\n  %1 = constant {value = " << b
-         << "} : f16\n  %2 = " << op << " %0, %1 : f16\n}\n";
+    text << "kernel @k() {\n  %0 = constant {value = " << std::showpoint << a
+         << "} : f16\n  %1 = constant {value = " << b << "} : f16\n  %2 = " << op << " %0, %1 : f16\n}\n";
     auto fn = parse_function(text.str());
     canonicalize(*fn);
     const float exact = trial % 4 == 0 ? a + b : trial % 4 == 1 ? a - b : trial % 4 == 2 ? a * b : a / b;
@@ -1148,7 +1148,8 @@ TEST(Specialize, ReplacesArgumentsEqualToOneAndRecordsTheFacts) {
   verify(*fn);
   std::ostringstream log;
   optimize(*fn, logging_to(log));
-  EXPECT_EQ(print(*fn), R"(kernel @k(%0: ptr<f32> {divisibility = 16}, %1: i32 {equal_to = 1}, %2: i32 {divisibility = 16}) {
+  EXPECT_EQ(print(*fn),
+            R"(kernel @k(%0: ptr<f32> {divisibility = 16}, %1: i32 {equal_to = 1}, %2: i32 {divisibility = 16}) {
   %3 = program_id {axis = 0} : i32
   %4 = addptr %0, %3 : ptr<f32>
   %5 = load %4 {cache = none, evict = none} : f32
@@ -1177,12 +1178,12 @@ TEST(Pipeline, VerifiesTheInputFirst) {
   }
 }
 
-
 // ---- semantics: the interpreter gives the same bits before and after -------------------
 
 // out[i] = f(in[i], folded constants) through a loop with an unchanged carried
 // value, loop invariants, a constant-condition `if` and a cast of a constant.
-constexpr const char* kDifferentialKernel = R"(kernel @differential(%in: ptr<{T}>, %out: ptr<{T}>, %cast_out: ptr<{U}>, %n: i32) {
+constexpr const char* kDifferentialKernel =
+    R"(kernel @differential(%in: ptr<{T}>, %out: ptr<{T}>, %cast_out: ptr<{U}>, %n: i32) {
   %pid = program_id {axis = 0} : i32
   %block = constant {value = 32} : i32
   %base = mul %pid, %block : i32
@@ -1241,8 +1242,8 @@ Outputs interpret(const Function& fn, const std::vector<std::uint8_t>& input, DT
     return runtime::KernelArgument{begin, {begin, begin + bytes.size(), name}};
   };
   std::vector<std::uint8_t> in = input;
-  const runtime::KernelArgument args[] = {buffer(in, "in"), buffer(o.out, "out"), buffer(o.cast_out, "cast_out"),
-                                          {static_cast<std::uint64_t>(n), {}}};
+  const runtime::KernelArgument args[] = {
+      buffer(in, "in"), buffer(o.out, "out"), buffer(o.cast_out, "cast_out"), {static_cast<std::uint64_t>(n), {}}};
   try {
     runtime::InterpretedKernel(fn).launch({(n + 31) / 32, 1, 1}, args, 1);
   } catch (const runtime::KernelError&) {
@@ -1276,7 +1277,8 @@ void expect_same_elements(DType t, const std::vector<std::uint8_t>& a, const std
     std::memcpy(&bits_a, a.data() + i * size, size);
     std::memcpy(&bits_b, b.data() + i * size, size);
     EXPECT_TRUE(both_nan) << "element " << i << " differs: 0x" << std::hex << bits_a << " before, 0x" << bits_b
-                          << " after\n" << std::dec << context;
+                          << " after\n"
+                          << std::dec << context;
     if (!both_nan) return;
   }
 }
@@ -1299,8 +1301,10 @@ std::string random_constant(DType t, std::mt19937_64& rng) {
 
 TEST(PassSemantics, OptimizedKernelsComputeTheSameBitsAsTheOriginal) {
   std::mt19937_64 rng(31337);
-  const DType dtypes[] = {DType::i8, DType::i32, DType::u16, DType::i64, DType::f16, DType::bf16, DType::f32, DType::f64};
-  const DType cast_targets[] = {DType::i1, DType::i8, DType::u32, DType::i64, DType::f16, DType::bf16, DType::f32, DType::f64};
+  const DType dtypes[] = {DType::i8,  DType::i32,  DType::u16, DType::i64,
+                          DType::f16, DType::bf16, DType::f32, DType::f64};
+  const DType cast_targets[] = {DType::i1,  DType::i8,   DType::u32, DType::i64,
+                                DType::f16, DType::bf16, DType::f32, DType::f64};
   const std::vector<std::string> float_binary = {"add", "sub", "mul", "div", "rem", "minimum", "maximum"};
   std::vector<std::string> int_binary = float_binary;
   for (const char* op : {"and", "or", "xor", "shl", "shr", "umulhi"}) int_binary.push_back(op);
@@ -1310,17 +1314,16 @@ TEST(PassSemantics, OptimizedKernelsComputeTheSameBitsAsTheOriginal) {
     const DType t = dtypes[trial % 8];
     const DType u = cast_targets[rng() % 8];
     const auto& binary = is_float(t) ? float_binary : int_binary;
-    const std::vector<std::string> unary = is_float(t) ? std::vector<std::string>{"neg", "abs"}
-                                                       : std::vector<std::string>{"neg", "abs", "not"};
-    const std::string text =
-        fill(kDifferentialKernel, {{"BIN2", binary[rng() % binary.size()]},
-                                   {"BIN", binary[rng() % binary.size()]},
-                                   {"UNARY", unary[rng() % unary.size()]},
-                                   {"PRED", preds[rng() % 6]},
-                                   {"T", std::string(dtype_name(t))},
-                                   {"U", std::string(dtype_name(u))},
-                                   {"A", random_constant(t, rng)},
-                                   {"B", random_constant(t, rng)}});
+    const std::vector<std::string> unary =
+        is_float(t) ? std::vector<std::string>{"neg", "abs"} : std::vector<std::string>{"neg", "abs", "not"};
+    const std::string text = fill(kDifferentialKernel, {{"BIN2", binary[rng() % binary.size()]},
+                                                        {"BIN", binary[rng() % binary.size()]},
+                                                        {"UNARY", unary[rng() % unary.size()]},
+                                                        {"PRED", preds[rng() % 6]},
+                                                        {"T", std::string(dtype_name(t))},
+                                                        {"U", std::string(dtype_name(u))},
+                                                        {"A", random_constant(t, rng)},
+                                                        {"B", random_constant(t, rng)}});
     const int n = 40 + static_cast<int>(rng() % 50);
     std::vector<std::uint8_t> input(static_cast<std::size_t>(n) * dtype_bytes(t));
     for (auto& byte : input) byte = static_cast<std::uint8_t>(rng());

@@ -5,10 +5,10 @@
 #include <random>
 #include <string>
 
+#include "ir_samples.hpp"
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/parser.hpp"
 #include "kiln/ir/verifier.hpp"
-#include "ir_samples.hpp"
 
 namespace kiln::ir {
 namespace {
@@ -18,9 +18,7 @@ void expect_valid(const std::string& text) {
   EXPECT_NO_THROW(verify(*fn)) << text;
 }
 
-TEST(Verifier, AcceptsVectorAdd) {
-  expect_valid(ir_samples::vector_add_text("", ""));
-}
+TEST(Verifier, AcceptsVectorAdd) { expect_valid(ir_samples::vector_add_text("", "")); }
 
 TEST(Verifier, AcceptsShapeOps) {
   expect_valid(R"(kernel @shapes(%0: f16, %1: tile<1x32xf16>, %2: tile<4x8x2xf32>, %3: tile<16xi32>) {
@@ -82,8 +80,8 @@ TEST(Verifier, AcceptsDotForEveryInputType) {
   for (auto [in, acc] : {std::pair{"f16", "f32"}, {"bf16", "f32"}, {"f32", "f32"}, {"i8", "i32"}}) {
     const std::string a = std::string("tile<64x32x") + in + ">", b = std::string("tile<32x16x") + in + ">",
                       c = std::string("tile<64x16x") + acc + ">";
-    expect_valid("kernel @dot(%0: " + a + ", %1: " + b + ", %2: " + c + ") {\n  %3 = dot %0, %1, %2 {precision = tf32} : " +
-                 c + "\n}\n");
+    expect_valid("kernel @dot(%0: " + a + ", %1: " + b + ", %2: " + c +
+                 ") {\n  %3 = dot %0, %1, %2 {precision = tf32} : " + c + "\n}\n");
   }
 }
 

@@ -72,22 +72,20 @@ class CudaKernel final : public runtime::CompiledKernel {
         parameter_count_(program.optimized().body.arguments.size()),
         threads_per_block_(static_cast<unsigned>(program.options().num_warps) * 32) {
     const GpuContext& gpu = current_context(device.ordinal());
-    const lowering::GpuTarget target{.arch = ptx_arch(gpu.info),
-                                     .num_warps = program.options().num_warps,
-                                     .arguments_do_not_overlap = false};
+    const lowering::GpuTarget target{
+        .arch = ptx_arch(gpu.info), .num_warps = program.options().num_warps, .arguments_do_not_overlap = false};
     const std::optional<std::filesystem::path> ptxas = find_ptxas();
     const std::string image_arch = ptxas ? cubin_arch(gpu.info) : target.arch;
     runtime::CacheKey key;
     key.ir = ir::print(program.optimized(), {.locations = true});
     key.options = "num_warps=" + std::to_string(target.num_warps) +
                   " arguments_do_not_overlap=" + std::to_string(target.arguments_do_not_overlap);
-    key.target = ptxas ? "cubin " + image_arch + " ptx " + target.arch + " ptxas " + ptxas->string()
-                       : "ptx " + target.arch;
+    key.target =
+        ptxas ? "cubin " + image_arch + " ptx " + target.arch + " ptxas " + ptxas->string() : "ptx " + target.arch;
     const CachedKernel cached = CachedKernel::decode(gpu_code_cache().get_or_compile(key, [&] {
       const lowering::GpuKernel compiled =
           lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
-      const std::string image =
-          ptxas ? assemble_cubin(*ptxas, compiled.ptx, image_arch, display_name_) : compiled.ptx;
+      const std::string image = ptxas ? assemble_cubin(*ptxas, compiled.ptx, image_arch, display_name_) : compiled.ptx;
       return CachedKernel{compiled.name, compiled.shared_bytes, image}.encode();
     }));
     entry_name_ = cached.entry_name;
@@ -108,8 +106,8 @@ class CudaKernel final : public runtime::CompiledKernel {
                               std::span<const runtime::KernelArgument> args) const override {
     if (args.size() != parameter_count_)
       throw std::invalid_argument("launch " + display_name_ + " on " + device.name() + ": " +
-                                  std::to_string(args.size()) + " arguments for " +
-                                  std::to_string(parameter_count_) + " parameters");
+                                  std::to_string(args.size()) + " arguments for " + std::to_string(parameter_count_) +
+                                  " parameters");
     const GpuContext& gpu = current_context(device.ordinal());
     const Driver& driver = Driver::instance();
     // Each parameter's value is the argument's bits: zero-extended and

@@ -20,8 +20,8 @@ ProbeResult describe(const Driver& driver) {
   std::string list;
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     DeviceInfo info = driver.device_info(ordinal);
-    list += (list.empty() ? "" : ", ") + info.name + " (" + info.arch() + ", " + std::to_string(info.sm_count) +
-            " SMs)";
+    list +=
+        (list.empty() ? "" : ", ") + info.name + " (" + info.arch() + ", " + std::to_string(info.sm_count) + " SMs)";
     result.devices.push_back(std::move(info));
   }
   result.available = true;

@@ -155,8 +155,7 @@ float elapsed_milliseconds(const Driver& driver, const Event& start, const Event
   return milliseconds;
 }
 
-void Kernel::launch(Dim3 grid, Dim3 block, unsigned dynamic_shared_bytes, const Stream& stream,
-                    void** parameters) {
+void Kernel::launch(Dim3 grid, Dim3 block, unsigned dynamic_shared_bytes, const Stream& stream, void** parameters) {
   const EntryPoints& entry = driver_->entry_points();
   // Built only on failure, to keep string building off the launch path.
   auto describe = [&] {
@@ -176,9 +175,9 @@ void Kernel::allow_dynamic_shared_memory(unsigned dynamic_shared_bytes) {
   abi::CUresult result = driver_->entry_points().function_set_attribute(
       function_, abi::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(dynamic_shared_bytes));
   if (result != abi::CUDA_SUCCESS)
-    driver_->check(result, "cuFuncSetAttribute",
-                   "kernel `" + name_ + "`, " + std::to_string(dynamic_shared_bytes) +
-                       " bytes of dynamic shared memory");
+    driver_->check(
+        result, "cuFuncSetAttribute",
+        "kernel `" + name_ + "`, " + std::to_string(dynamic_shared_bytes) + " bytes of dynamic shared memory");
   allowance_->allowed_bytes = dynamic_shared_bytes;
 }
 
@@ -187,8 +186,7 @@ Module::Module(const Driver& driver, const std::string& image, std::string name)
   std::vector<char> error_log(16 * 1024, '\0');
   int options[] = {abi::CU_JIT_ERROR_LOG_BUFFER, abi::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* values[] = {error_log.data(), reinterpret_cast<void*>(error_log.size() - 1)};
-  abi::CUresult result =
-      driver_.entry_points().module_load_data_ex(&module_, image.c_str(), 2, options, values);
+  abi::CUresult result = driver_.entry_points().module_load_data_ex(&module_, image.c_str(), 2, options, values);
   std::string log = single_line(error_log.data());
   driver_.check(result, "cuModuleLoadDataEx", "loading " + name_ + (log.empty() ? "" : ": " + log));
 }

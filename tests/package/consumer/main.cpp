@@ -15,7 +15,8 @@ namespace kl = kiln;
 /// out[r] = scale * sum_c x[r, c] + shift, ROWS rows per program, the columns
 /// walked BLOCK at a time in a runtime loop; rows and columns past the ends are masked.
 template <int ROWS, int BLOCK>
-void scaled_row_sum(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n_rows, kl::i32 n_cols, kl::f32 scale, kl::f32 shift) {
+void scaled_row_sum(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n_rows, kl::i32 n_cols, kl::f32 scale,
+                    kl::f32 shift) {
   auto rows = kl::program_id(0) * ROWS + kl::arange<ROWS>();
   auto row_mask = rows < n_rows;
   kl::Var acc = kl::zeros<kl::f32, ROWS>();
@@ -43,7 +44,8 @@ bool check_scaled_row_sum(std::mt19937& rng) {
   std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * cols, rng);
   auto x_buffer = kl::Buffer<float>::from(x);
   kl::Buffer<float> out(rows);
-  kl::compile<scaled_row_sum<row_block, 64>>().launch({(rows + row_block - 1) / row_block}, x_buffer, out, rows, cols, scale, shift);
+  kl::compile<scaled_row_sum<row_block, 64>>().launch({(rows + row_block - 1) / row_block}, x_buffer, out, rows, cols,
+                                                      scale, shift);
   std::vector<float> got = out.to_host();
   for (int r = 0; r < rows; ++r) {
     double sum = 0, magnitude = 0;
@@ -53,9 +55,11 @@ bool check_scaled_row_sum(std::mt19937& rng) {
     }
     double expected = scale * sum + shift;
     // f32 summation error grows with the row length and the sum of magnitudes.
-    double tolerance = 2.0 * cols * std::numeric_limits<float>::epsilon() * (std::fabs(scale) * magnitude + std::fabs(shift));
+    double tolerance =
+        2.0 * cols * std::numeric_limits<float>::epsilon() * (std::fabs(scale) * magnitude + std::fabs(shift));
     if (std::fabs(got[r] - expected) > tolerance) {
-      std::fprintf(stderr, "consumer: scaled_row_sum: row %d is %.9g, expected %.9g (tolerance %.3g)\n", r, got[r], expected, tolerance);
+      std::fprintf(stderr, "consumer: scaled_row_sum: row %d is %.9g, expected %.9g (tolerance %.3g)\n", r, got[r],
+                   expected, tolerance);
       return false;
     }
   }

@@ -35,7 +35,8 @@ struct operand<X> {
 
 template <class A, class B>
 constexpr ir::DType common_dtype() {
-  if constexpr (operand<A>::is_literal && operand<B>::is_literal) return ir::promote(literal_dtype<A>(ir::DType::i1), literal_dtype<B>(ir::DType::i1));
+  if constexpr (operand<A>::is_literal && operand<B>::is_literal)
+    return ir::promote(literal_dtype<A>(ir::DType::i1), literal_dtype<B>(ir::DType::i1));
   else if constexpr (operand<A>::is_literal) return literal_dtype<A>(dtype_of<B>);
   else if constexpr (operand<B>::is_literal) return literal_dtype<B>(dtype_of<A>);
   else return ir::promote(dtype_of<A>, dtype_of<B>);
@@ -119,7 +120,8 @@ auto apply_binary(const A& a, const B& b, const std::source_location& loc) {
     static_assert(broadcast_check<SA, SB>::value);
     using S = broadcast_shape_t<SA, SB>;
     constexpr ir::DType d = common_dtype<A, B>();
-    if constexpr (is_bitwise(Op)) static_assert(ir::is_integer(d), "kiln: bitwise operators and shifts need integer operands");
+    if constexpr (is_bitwise(Op))
+      static_assert(ir::is_integer(d), "kiln: bitwise operators and shifts need integer operands");
     ir::Value* va = materialize(a, d, S::vector(), loc);
     ir::Value* vb = materialize(b, d, S::vector(), loc);
     if constexpr (is_comparison(Op)) {

@@ -95,7 +95,8 @@ class range {
     check_bound<Hi>();
     check_bound<Step>();
     constexpr ir::DType d = ir::DType::i32;
-    bounds_ = {detail::materialize(lo, d, {}, loc), detail::materialize(hi, d, {}, loc), detail::materialize(step, d, {}, loc)};
+    bounds_ = {detail::materialize(lo, d, {}, loc), detail::materialize(hi, d, {}, loc),
+               detail::materialize(step, d, {}, loc)};
   }
   range(const range&) = delete;
   range& operator=(const range&) = delete;
@@ -144,7 +145,8 @@ class range {
 template <Numeric C, class Then, class Else>
 auto if_(const C& cond, Then then_fn, Else else_fn, std::source_location loc = std::source_location::current()) {
   using R = std::invoke_result_t<Then>;
-  static_assert(std::is_same_v<R, std::invoke_result_t<Else>>, "kiln: both branches of kl::if_ must return the same type");
+  static_assert(std::is_same_v<R, std::invoke_result_t<Else>>,
+                "kiln: both branches of kl::if_ must return the same type");
   detail::check_condition("if_", cond.value(), loc);
   auto& ctx = detail::TraceContext::current("if_");
   std::vector<detail::VarBase*> vars = ctx.live_vars();

@@ -10,20 +10,27 @@ namespace kiln {
 
 /// This program's index along `axis` (0, 1 or 2) of the launch grid.
 inline i32 program_id(int axis, std::source_location loc = std::source_location::current()) {
-  if (axis < 0 || axis > 2) detail::TraceContext::current("program_id").fail("program_id: axis must be 0, 1 or 2, got " + std::to_string(axis), loc);
-  return i32(detail::emit(ir::OpCode::program_id, {}, ir::Type::scalar(ir::DType::i32), {{"axis", std::int64_t{axis}}}, loc));
+  if (axis < 0 || axis > 2)
+    detail::TraceContext::current("program_id")
+        .fail("program_id: axis must be 0, 1 or 2, got " + std::to_string(axis), loc);
+  return i32(
+      detail::emit(ir::OpCode::program_id, {}, ir::Type::scalar(ir::DType::i32), {{"axis", std::int64_t{axis}}}, loc));
 }
 
 /// The launch grid's size along `axis`.
 inline i32 num_programs(int axis, std::source_location loc = std::source_location::current()) {
-  if (axis < 0 || axis > 2) detail::TraceContext::current("num_programs").fail("num_programs: axis must be 0, 1 or 2, got " + std::to_string(axis), loc);
-  return i32(detail::emit(ir::OpCode::num_programs, {}, ir::Type::scalar(ir::DType::i32), {{"axis", std::int64_t{axis}}}, loc));
+  if (axis < 0 || axis > 2)
+    detail::TraceContext::current("num_programs")
+        .fail("num_programs: axis must be 0, 1 or 2, got " + std::to_string(axis), loc);
+  return i32(detail::emit(ir::OpCode::num_programs, {}, ir::Type::scalar(ir::DType::i32),
+                          {{"axis", std::int64_t{axis}}}, loc));
 }
 
 /// [start, start + N) as a Tile<i32, N>.
 template <std::size_t N>
 Tile<i32, N> arange(int start = 0, std::source_location loc = std::source_location::current()) {
-  return Tile<i32, N>(detail::emit(ir::OpCode::arange, {}, ir_type<Tile<i32, N>>(), {{"start", std::int64_t{start}}}, loc));
+  return Tile<i32, N>(
+      detail::emit(ir::OpCode::arange, {}, ir_type<Tile<i32, N>>(), {{"start", std::int64_t{start}}}, loc));
 }
 
 /// A value of element E and shape D… filled with `v`: full<f32, 64, 64>(0.5f).
@@ -61,7 +68,10 @@ value_t<To, shape_t<X>> bitcast(const X& x, std::source_location loc = std::sour
 template <class A, class B>
 auto cdiv(const A& a, const B& b, std::source_location loc = std::source_location::current()) {
   if constexpr (Literal<A> && Literal<B>) return (a + b - 1) / b;
-  else return detail::apply_binary<detail::Binary::div>(detail::apply_binary<detail::Binary::sub>(detail::apply_binary<detail::Binary::add>(a, b, loc), 1, loc), b, loc);
+  else
+    return detail::apply_binary<detail::Binary::div>(
+        detail::apply_binary<detail::Binary::sub>(detail::apply_binary<detail::Binary::add>(a, b, loc), 1, loc), b,
+        loc);
 }
 
 }  // namespace kiln

@@ -27,7 +27,8 @@ void device_print(const PrintPrefix& prefix, const Xs&... values) {
 /// A fault naming `message`, the kernel and this line if any element of
 /// `cond` (an i1 scalar or tile) is false.
 template <Numeric C>
-void device_assert(const C& cond, const std::string& message, std::source_location loc = std::source_location::current()) {
+void device_assert(const C& cond, const std::string& message,
+                   std::source_location loc = std::source_location::current()) {
   static_assert(dtype_of<C> == ir::DType::i1, "kiln: device_assert needs an i1 condition");
   detail::emit_op(ir::OpCode::assert, {cond.value()}, {}, {{"message", message}}, 0, loc);
 }

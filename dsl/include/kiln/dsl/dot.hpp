@@ -30,14 +30,16 @@ using dot_result_t = Tile<Scalar<storage_t<accumulator_dtype<A>()>>, dim_v<shape
 /// f32, i8 in i32. acc is [M, N] of the accumulator dtype.
 template <Numeric A, Numeric B, Numeric Acc>
 auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
-                               std::source_location loc = std::source_location::current()) {
+         std::source_location loc = std::source_location::current()) {
   static_assert(dot_check<shape_t<A>, shape_t<B>>::value);
   static_assert(dtype_of<A> == dtype_of<B>, "kiln: dot operands must have one dtype; cast one of them");
   static_assert(dtype_of<A> == ir::DType::f16 || dtype_of<A> == ir::DType::bf16 || dtype_of<A> == ir::DType::f32 ||
-                    dtype_of<A> == ir::DType::i8 || dtype_of<A> == ir::DType::f8e4m3 || dtype_of<A> == ir::DType::f8e5m2,
+                    dtype_of<A> == ir::DType::i8 || dtype_of<A> == ir::DType::f8e4m3 ||
+                    dtype_of<A> == ir::DType::f8e5m2,
                 "kiln: dot takes f16, bf16, f32, fp8 or i8 operands");
   using R = detail::dot_result_t<A, B>;
-  static_assert(std::is_same_v<plain_t<Acc>, R>, "kiln: dot accumulator must be [M, N] of the accumulator dtype (f32, or i32 for i8)");
+  static_assert(std::is_same_v<plain_t<Acc>, R>,
+                "kiln: dot accumulator must be [M, N] of the accumulator dtype (f32, or i32 for i8)");
   return R(detail::emit(ir::OpCode::dot, {a.value(), b.value(), acc.value()}, ir_type<R>(),
                         {{"precision", ir::symbol_attribute(opts.precision)}}, loc));
 }

@@ -20,9 +20,11 @@ namespace detail {
 
 template <class C>
 struct dtype_of_storage;
-#define KILN_DTYPE(C, D) \
-  template <>            \
-  struct dtype_of_storage<C> { static constexpr ir::DType value = ir::DType::D; };
+#define KILN_DTYPE(C, D)                             \
+  template <>                                        \
+  struct dtype_of_storage<C> {                       \
+    static constexpr ir::DType value = ir::DType::D; \
+  };
 KILN_DTYPE(bool, i1)
 KILN_DTYPE(std::int8_t, i8)
 KILN_DTYPE(std::int16_t, i16)
@@ -42,9 +44,11 @@ KILN_DTYPE(float8_e5m2, f8e5m2)
 
 template <ir::DType D>
 struct storage_of_dtype;
-#define KILN_STORAGE(C, D) \
-  template <>              \
-  struct storage_of_dtype<ir::DType::D> { using type = C; };
+#define KILN_STORAGE(C, D)                \
+  template <>                             \
+  struct storage_of_dtype<ir::DType::D> { \
+    using type = C;                       \
+  };
 KILN_STORAGE(bool, i1)
 KILN_STORAGE(std::int8_t, i8)
 KILN_STORAGE(std::int16_t, i16)

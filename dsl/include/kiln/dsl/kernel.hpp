@@ -71,7 +71,8 @@ std::unique_ptr<ir::Function> trace_function(std::string_view display_name, cons
                                              const std::function<void(const std::vector<ir::Value*>&)>& body);
 
 /// Traces `body` as trace_function does, then optimizes it.
-std::shared_ptr<const runtime::Program> build_program(std::string_view display_name, const std::vector<ir::Type>& params,
+std::shared_ptr<const runtime::Program> build_program(std::string_view display_name,
+                                                      const std::vector<ir::Type>& params,
                                                       const std::function<void(const std::vector<ir::Value*>&)>& body,
                                                       const CompileOptions& options);
 
@@ -86,7 +87,8 @@ template <class Param, class Arg>
 constexpr bool argument_matches() {
   using A = std::remove_cvref_t<Arg>;
   if constexpr (Pointer<Param>) {
-    if constexpr (is_buffer<A>::value) return std::is_same_v<typename is_buffer<A>::element, storage_of<pointee_of<Param>>>;
+    if constexpr (is_buffer<A>::value)
+      return std::is_same_v<typename is_buffer<A>::element, storage_of<pointee_of<Param>>>;
     else return false;
   } else if constexpr (std::is_same_v<storage_of<Param>, bool>) {
     return std::is_same_v<A, bool>;
@@ -113,7 +115,8 @@ struct launch_argument_count_check {
   static constexpr bool value = true;
 };
 
-[[noreturn]] void fail_argument_range(std::string_view kernel, std::size_t index, std::string_view dtype, std::string_view value);
+[[noreturn]] void fail_argument_range(std::string_view kernel, std::size_t index, std::string_view dtype,
+                                      std::string_view value);
 
 template <class Param, class Arg>
 runtime::KernelArgument to_argument(const Arg& a, std::size_t index, std::string_view kernel) {
@@ -182,7 +185,8 @@ class Kernel {
   template <class... Args>
   runtime::LaunchStats launch_on(const Device& device, Grid grid, const Args&... args) const {
     const std::vector<runtime::KernelArgument> marshalled = marshal(args...);
-    return specialized(marshalled, std::index_sequence_for<Params...>{})->launch(device, {grid.x, grid.y, grid.z}, marshalled);
+    return specialized(marshalled, std::index_sequence_for<Params...>{})
+        ->launch(device, {grid.x, grid.y, grid.z}, marshalled);
   }
 
   /// The program a launch with these arguments runs: the variant specialised
@@ -222,11 +226,14 @@ Kernel<Params...> compile_with(std::tuple<Params...>*, const CompileOptions& opt
   std::lock_guard lock(mutex);
   auto& slot = cache[options.key()];
   if (!slot) {
-    slot = build_program(kernel_display_name<Fn>(), {ir_type<Params>()...},
-                         [](const std::vector<ir::Value*>& args) {
-                           [&]<std::size_t... I>(std::index_sequence<I...>) { Fn(Params(args[I])...); }(std::index_sequence_for<Params...>{});
-                         },
-                         options);
+    slot = build_program(
+        kernel_display_name<Fn>(), {ir_type<Params>()...},
+        [](const std::vector<ir::Value*>& args) {
+          [&]<std::size_t... I>(std::index_sequence<I...>) {
+            Fn(Params(args[I])...);
+          }(std::index_sequence_for<Params...>{});
+        },
+        options);
   }
   return Kernel<Params...>(slot);
 }

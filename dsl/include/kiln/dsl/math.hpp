@@ -29,10 +29,10 @@ auto promote_pair(const A& a, const B& b, const std::source_location& loc) {
 }
 }  // namespace detail
 
-#define KILN_FLOAT_UNARY(NAME)                                                                  \
-  template <Numeric X>                                                                          \
-  plain_t<X> NAME(const X& x, std::source_location loc = std::source_location::current()) {     \
-    return detail::float_unary<ir::OpCode::NAME>(x, loc);                                \
+#define KILN_FLOAT_UNARY(NAME)                                                              \
+  template <Numeric X>                                                                      \
+  plain_t<X> NAME(const X& x, std::source_location loc = std::source_location::current()) { \
+    return detail::float_unary<ir::OpCode::NAME>(x, loc);                                   \
   }
 /// e^x
 KILN_FLOAT_UNARY(exp)
@@ -99,9 +99,10 @@ auto fma(const A& a, const B& b, const C& c, std::source_location loc = std::sou
   static_assert(ir::is_float(dtype_of<R>), "kiln: fma needs float operands");
   constexpr ir::DType d = dtype_of<R>;
   const ir::Shape s = shape_t<R>::vector();
-  return R(detail::emit(ir::OpCode::fma,
-                        {detail::materialize(a, d, s, loc), detail::materialize(b, d, s, loc), detail::materialize(c, d, s, loc)},
-                        ir_type<R>(), {}, loc));
+  return R(detail::emit(
+      ir::OpCode::fma,
+      {detail::materialize(a, d, s, loc), detail::materialize(b, d, s, loc), detail::materialize(c, d, s, loc)},
+      ir_type<R>(), {}, loc));
 }
 
 /// The high half of the full product of two integers (as unsigned).

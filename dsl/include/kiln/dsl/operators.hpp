@@ -24,23 +24,23 @@ auto apply_unary(const A& a, const std::source_location& loc);
 template <class Self, class R>
 void assign_result(Self& self, const R& result, const std::source_location& loc);
 
-#define KILN_BINARY_OPERATOR(SYMBOL, OP)                                                   \
-  template <class B>                                                                       \
-    requires(Value<B> || Literal<B>)                                                       \
-  friend auto operator SYMBOL(Located<const Self> a, const B& b) {                         \
-    return apply_binary<Binary::OP>(a.value, b, a.loc);                                    \
-  }                                                                                        \
-  template <class A>                                                                       \
-    requires Literal<A>                                                                    \
-  friend auto operator SYMBOL(const A& a, Located<const Self> b) {                         \
-    return apply_binary<Binary::OP>(a, b.value, b.loc);                                    \
+#define KILN_BINARY_OPERATOR(SYMBOL, OP)                           \
+  template <class B>                                               \
+    requires(Value<B> || Literal<B>)                               \
+  friend auto operator SYMBOL(Located<const Self> a, const B& b) { \
+    return apply_binary<Binary::OP>(a.value, b, a.loc);            \
+  }                                                                \
+  template <class A>                                               \
+    requires Literal<A>                                            \
+  friend auto operator SYMBOL(const A& a, Located<const Self> b) { \
+    return apply_binary<Binary::OP>(a, b.value, b.loc);            \
   }
-#define KILN_COMPOUND_OPERATOR(SYMBOL, OP)                                                 \
-  template <class B>                                                                       \
-    requires(Value<B> || Literal<B>)                                                       \
-  friend Self& operator SYMBOL(Located<Self> a, const B& b) {                              \
+#define KILN_COMPOUND_OPERATOR(SYMBOL, OP)                                                                \
+  template <class B>                                                                                      \
+    requires(Value<B> || Literal<B>)                                                                      \
+  friend Self& operator SYMBOL(Located<Self> a, const B & b) {                                            \
     assign_result(a.value, apply_binary<Binary::OP>(static_cast<const Self&>(a.value), b, a.loc), a.loc); \
-    return a.value;                                                                        \
+    return a.value;                                                                                       \
   }
 
 /// Mixed into Scalar, Ptr and Tile.

@@ -37,8 +37,7 @@ void trace_combine(ir::Block* region, Combine& combine, std::index_sequence<I...
   constexpr std::size_t n = sizeof...(Xs);
   ir::Function& fn = TraceContext::current("reduce").function();
   std::vector<ir::Value*> args;
-  for (int side = 0; side < 2; ++side)
-    (args.push_back(fn.add_argument(*region, ir_type<element_t<Xs>>())), ...);
+  for (int side = 0; side < 2; ++side) (args.push_back(fn.add_argument(*region, ir_type<element_t<Xs>>())), ...);
   InsertionScope scope(region);
   auto result = combine(element_t<Xs>(args[I])..., element_t<Xs>(args[n + I])...);
   if constexpr (n == 1) {
@@ -56,7 +55,8 @@ auto reduce_n(const std::tuple<Xs...>& inputs, Combine combine, const std::sourc
   static_assert((std::is_same_v<shape_t<Xs>, S0> && ...), "kiln: reduce inputs must share one shape");
   std::vector<ir::Value*> operands;
   std::apply([&](const auto&... x) { (operands.push_back(x.value()), ...); }, inputs);
-  ir::Operation* op = emit_op(ir::OpCode::reduce, operands, {ir_type<reduced_t<Xs, A>>()...}, {{"axis", std::int64_t{A}}}, 1, loc);
+  ir::Operation* op =
+      emit_op(ir::OpCode::reduce, operands, {ir_type<reduced_t<Xs, A>>()...}, {{"axis", std::int64_t{A}}}, 1, loc);
   trace_combine<Xs...>(op->regions[0].get(), combine, std::index_sequence_for<Xs...>{}, loc);
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return std::tuple<reduced_t<Xs, A>...>(reduced_t<Xs, A>(op->result(I))...);
@@ -70,14 +70,17 @@ auto keep_axis(const X& reduced, const std::source_location& loc) {
 
 }  // namespace detail
 
+// [book:reduce]
 /// Reduces x along axis A with `combine(a, b)`, an associative function of two
 /// elements written in the DSL. The axis is removed unless keep_dims is given.
 template <Numeric X, int A, class Combine>
 auto reduce(const X& x, axis_t<A>, Combine combine, std::source_location loc = std::source_location::current()) {
   return std::get<0>(detail::reduce_n<A>(std::tuple<plain_t<X>>(x), combine, loc));
 }
+// [/book:reduce]
 template <Numeric X, int A, class Combine>
-auto reduce(const X& x, axis_t<A>, Combine combine, keep_dims_t, std::source_location loc = std::source_location::current()) {
+auto reduce(const X& x, axis_t<A>, Combine combine, keep_dims_t,
+            std::source_location loc = std::source_location::current()) {
   return detail::keep_axis<A>(reduce(x, axis<A>, combine, loc), loc);
 }
 
@@ -85,7 +88,8 @@ auto reduce(const X& x, axis_t<A>, Combine combine, keep_dims_t, std::source_loc
 /// the n right elements and returns a std::tuple of n (argmax combines
 /// values and indices this way).
 template <int A, class... Xs, class Combine>
-auto reduce(const std::tuple<Xs...>& inputs, axis_t<A>, Combine combine, std::source_location loc = std::source_location::current()) {
+auto reduce(const std::tuple<Xs...>& inputs, axis_t<A>, Combine combine,
+            std::source_location loc = std::source_location::current()) {
   return detail::reduce_n<A>(inputs, combine, loc);
 }
 
@@ -104,11 +108,13 @@ auto widen_for_sum(const X& x) {
 }
 }  // namespace detail
 
+// [book:sum]
 /// Sum along axis A (f16/bf16 accumulate in f32, narrow ints in i32).
 template <Numeric X, int A>
 auto sum(const X& x, axis_t<A> ax, std::source_location loc = std::source_location::current()) {
   return reduce(detail::widen_for_sum(x), ax, [](auto a, auto b) { return a + b; }, loc);
 }
+// [/book:sum]
 template <Numeric X, int A>
 auto sum(const X& x, axis_t<A> ax, keep_dims_t, std::source_location loc = std::source_location::current()) {
   return detail::keep_axis<A>(sum(x, ax, loc), loc);
@@ -157,17 +163,21 @@ auto arg_extreme(const X& x, const std::source_location& loc) {
   // Put the index along axis A, then broadcast to x's shape.
   auto shaped = [&]<std::size_t... I>(std::index_sequence<I...>) {
     return value_t<i32, shape<(I == static_cast<std::size_t>(A) ? n : 1)...>>(
-        emit(ir::OpCode::reshape, {idx.value()}, ir_type<value_t<i32, shape<(I == static_cast<std::size_t>(A) ? n : 1)...>>>(), {}, loc));
+        emit(ir::OpCode::reshape, {idx.value()},
+             ir_type<value_t<i32, shape<(I == static_cast<std::size_t>(A) ? n : 1)...>>>(), {}, loc));
   }(std::make_index_sequence<S::rank>{});
   auto indices = value_t<i32, S>(emit_broadcast(shaped.value(), S::vector(), loc));
-  auto [extreme, index] = reduce(std::tuple<plain_t<X>, decltype(indices)>(x, indices), axis<A>,
-                               [](auto va, auto ia, auto vb, auto ib) {
-                                 auto better = Max ? (vb > va) : (vb < va);
-                                 auto tie = (vb == va) & (ib < ia);
-                                 auto take_b = better | tie;
-                                 return std::tuple(where(take_b, vb, va), where(take_b, ib, ia));
-                               },
-                               loc);
+  // [book:argmax]
+  auto [extreme, index] = reduce(
+      std::tuple<plain_t<X>, decltype(indices)>(x, indices), axis<A>,
+      [](auto va, auto ia, auto vb, auto ib) {
+        auto better = Max ? (vb > va) : (vb < va);
+        auto tie = (vb == va) & (ib < ia);
+        auto take_b = better | tie;
+        return std::tuple(where(take_b, vb, va), where(take_b, ib, ia));
+      },
+      loc);
+  // [/book:argmax]
   return index;
 }
 }  // namespace detail
@@ -195,15 +205,19 @@ plain_t<X> associative_scan(const X& x, axis_t<A>, Combine combine, bool reverse
   return plain_t<X>(op->result(0));
 }
 
+// [book:cumsum]
 /// Running sum along axis A (in the sum's accumulation dtype).
 template <Numeric X, int A>
-auto cumsum(const X& x, axis_t<A> ax, bool reverse = false, std::source_location loc = std::source_location::current()) {
+auto cumsum(const X& x, axis_t<A> ax, bool reverse = false,
+            std::source_location loc = std::source_location::current()) {
   return associative_scan(detail::widen_for_sum(x), ax, [](auto a, auto b) { return a + b; }, reverse, loc);
 }
+// [/book:cumsum]
 
 /// Running product along axis A.
 template <Numeric X, int A>
-auto cumprod(const X& x, axis_t<A> ax, bool reverse = false, std::source_location loc = std::source_location::current()) {
+auto cumprod(const X& x, axis_t<A> ax, bool reverse = false,
+             std::source_location loc = std::source_location::current()) {
   return associative_scan(detail::widen_for_sum(x), ax, [](auto a, auto b) { return a * b; }, reverse, loc);
 }
 

@@ -8,6 +8,7 @@
 
 #include <boost/hana/all_of.hpp>
 #include <boost/hana/at.hpp>
+#include <boost/hana/bool.hpp>
 #include <boost/hana/concat.hpp>
 #include <boost/hana/drop_front.hpp>
 #include <boost/hana/equal.hpp>
@@ -16,7 +17,6 @@
 #include <boost/hana/integral_constant.hpp>
 #include <boost/hana/length.hpp>
 #include <boost/hana/mult.hpp>
-#include <boost/hana/bool.hpp>
 #include <boost/hana/remove_at.hpp>
 #include <boost/hana/replicate.hpp>
 #include <boost/hana/transform.hpp>
@@ -24,8 +24,8 @@
 #include <boost/hana/unpack.hpp>
 #include <boost/hana/zip.hpp>
 #include <cstddef>
-#include <type_traits>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace kiln {
@@ -61,7 +61,7 @@ struct dims_broadcast {
   constexpr auto operator()(P) const {
     using A = std::remove_cvref_t<decltype(hana::at_c<0>(P{}))>;
     using B = std::remove_cvref_t<decltype(hana::at_c<1>(P{}))>;
-    return hana::bool_c<A::value == B::value || A::value == 1 || B::value == 1>;
+    return hana::bool_c < A::value == B::value || A::value == 1 || B::value == 1 > ;
   }
 };
 struct broadcast_dim {
@@ -94,7 +94,8 @@ constexpr auto broadcast_pairs() {
 
 /// True when numpy broadcasting accepts shapes A and B.
 template <class A, class B>
-inline constexpr bool broadcastable_v = decltype(hana::all_of(detail::broadcast_pairs<A, B>(), detail::dims_broadcast{}))::value;
+inline constexpr bool broadcastable_v =
+    decltype(hana::all_of(detail::broadcast_pairs<A, B>(), detail::dims_broadcast{}))::value;
 
 /// Shapes A and B must broadcast: the first line of the error names both.
 template <class A, class B>
@@ -105,12 +106,13 @@ struct broadcast_check {
 
 /// The broadcast result of shapes A and B.
 template <class A, class B>
-using broadcast_shape_t = detail::shape_from_dims<decltype(hana::transform(detail::broadcast_pairs<A, B>(), detail::broadcast_dim{}))>;
+using broadcast_shape_t =
+    detail::shape_from_dims<decltype(hana::transform(detail::broadcast_pairs<A, B>(), detail::broadcast_dim{}))>;
 
 /// `From` can be broadcast to exactly `To` (the direction of broadcast_to and store).
 template <class From, class To>
-inline constexpr bool broadcasts_to_v = From::rank <= To::rank && broadcastable_v<From, To> &&
-                                         std::is_same_v<broadcast_shape_t<From, To>, To>;
+inline constexpr bool broadcasts_to_v =
+    From::rank <= To::rank && broadcastable_v<From, To> && std::is_same_v<broadcast_shape_t<From, To>, To>;
 
 template <class From, class To>
 struct broadcast_to_check {
@@ -145,11 +147,13 @@ using remove_axis_t = detail::shape_from_dims<decltype(detail::remove_axis<S, Ax
 /// expand_dims: Axis may be rank (append).
 template <class S, int Axis>
 struct expand_dims_check {
-  static_assert(Axis >= 0 && static_cast<std::size_t>(Axis) <= S::rank, "kiln: expand_dims axis out of range for this tile shape");
+  static_assert(Axis >= 0 && static_cast<std::size_t>(Axis) <= S::rank,
+                "kiln: expand_dims axis out of range for this tile shape");
   static constexpr bool value = true;
 };
 template <class S, int Axis>
-using expand_dims_t = detail::shape_from_dims<decltype(hana::insert(S::dims, size_c<static_cast<std::size_t>(Axis)>, size_c<1>))>;
+using expand_dims_t =
+    detail::shape_from_dims<decltype(hana::insert(S::dims, size_c<static_cast<std::size_t>(Axis)>, size_c<1>))>;
 
 /// reshape keeps the element count.
 template <class From, class To>
@@ -185,8 +189,7 @@ struct dot_check {
     if constexpr (A::rank == 2 && B::rank == 2) return dim_v<A, 1> == dim_v<B, 0>;
     else return true;
   }
-  static_assert(inner_dims_match(),
-                "kiln: dot inner dimensions differ (a is [M, K], b must be [K, N])");
+  static_assert(inner_dims_match(), "kiln: dot inner dimensions differ (a is [M, K], b must be [K, N])");
   static constexpr bool value = true;
 };
 

@@ -11,7 +11,8 @@ namespace kiln {
 
 /// Broadcasts x to shape D… (numpy rules, x's dims right-aligned).
 template <std::size_t... D, Value X>
-value_t<element_t<X>, shape<D...>> broadcast_to(const X& x, std::source_location loc = std::source_location::current()) {
+value_t<element_t<X>, shape<D...>> broadcast_to(const X& x,
+                                                std::source_location loc = std::source_location::current()) {
   static_assert(broadcast_to_check<shape_t<X>, shape<D...>>::value);
   using R = value_t<element_t<X>, shape<D...>>;
   return R(detail::emit_broadcast(x.value(), shape<D...>::vector(), loc));
@@ -19,7 +20,8 @@ value_t<element_t<X>, shape<D...>> broadcast_to(const X& x, std::source_location
 
 /// Inserts a dimension of size 1 at Axis.
 template <int Axis, Value X>
-value_t<element_t<X>, expand_dims_t<shape_t<X>, Axis>> expand_dims(const X& x, std::source_location loc = std::source_location::current()) {
+value_t<element_t<X>, expand_dims_t<shape_t<X>, Axis>> expand_dims(
+    const X& x, std::source_location loc = std::source_location::current()) {
   static_assert(expand_dims_check<shape_t<X>, Axis>::value);
   using R = value_t<element_t<X>, expand_dims_t<shape_t<X>, Axis>>;
   if constexpr (shape_t<X>::rank == 0) return R(detail::emit(ir::OpCode::splat, {x.value()}, ir_type<R>(), {}, loc));
@@ -37,10 +39,12 @@ Tile<element_t<X>, D...> reshape(const X& x, std::source_location loc = std::sou
 
 /// Permutes the axes: result dim i is x's dim Order[i].
 template <int... Order, Value X>
-value_t<element_t<X>, permute_t<shape_t<X>, Order...>> permute(const X& x, std::source_location loc = std::source_location::current()) {
+value_t<element_t<X>, permute_t<shape_t<X>, Order...>> permute(
+    const X& x, std::source_location loc = std::source_location::current()) {
   static_assert(permute_check<shape_t<X>, Order...>::value);
   using R = value_t<element_t<X>, permute_t<shape_t<X>, Order...>>;
-  return R(detail::emit(ir::OpCode::trans, {x.value()}, ir_type<R>(), {{"order", std::vector<std::int64_t>{Order...}}}, loc));
+  return R(detail::emit(ir::OpCode::trans, {x.value()}, ir_type<R>(), {{"order", std::vector<std::int64_t>{Order...}}},
+                        loc));
 }
 
 /// Transposes a 2-D tile.
@@ -91,16 +95,17 @@ auto where(const C& cond, const A& a, const B& b, std::source_location loc = std
   if constexpr (Pointer<A> || Pointer<B>) {
     static_assert(std::is_same_v<element_t<A>, element_t<B>>, "kiln: where on pointers needs two pointers of one type");
     using R = value_t<element_t<A>, S>;
-    return R(detail::emit(ir::OpCode::select,
-                          {detail::emit_broadcast(cond.value(), S::vector(), loc), detail::emit_broadcast(a.value(), S::vector(), loc),
-                           detail::emit_broadcast(b.value(), S::vector(), loc)},
-                          ir_type<R>(), {}, loc));
+    return R(detail::emit(
+        ir::OpCode::select,
+        {detail::emit_broadcast(cond.value(), S::vector(), loc), detail::emit_broadcast(a.value(), S::vector(), loc),
+         detail::emit_broadcast(b.value(), S::vector(), loc)},
+        ir_type<R>(), {}, loc));
   } else {
     constexpr ir::DType d = detail::common_dtype<A, B>();
     using R = value_t<Scalar<storage_t<d>>, S>;
     return R(detail::emit(ir::OpCode::select,
-                          {detail::emit_broadcast(cond.value(), S::vector(), loc), detail::materialize(a, d, S::vector(), loc),
-                           detail::materialize(b, d, S::vector(), loc)},
+                          {detail::emit_broadcast(cond.value(), S::vector(), loc),
+                           detail::materialize(a, d, S::vector(), loc), detail::materialize(b, d, S::vector(), loc)},
                           ir_type<R>(), {}, loc));
   }
 }

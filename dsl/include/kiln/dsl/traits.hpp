@@ -119,8 +119,7 @@ template <class E>
 ir::Type element_ir_type() {
   if constexpr (is_pointer_element<E>::value)
     return ir::Type::pointer(dtype_v<typename is_scalar_element<typename is_pointer_element<E>::pointee>::storage>);
-  else
-    return ir::Type::scalar(dtype_v<typename is_scalar_element<E>::storage>);
+  else return ir::Type::scalar(dtype_v<typename is_scalar_element<E>::storage>);
 }
 }  // namespace detail
 

@@ -21,7 +21,8 @@ class Handle {
   ir::Value* value() const { return value_; }
 
  protected:
-  explicit Handle(ir::Value* v) : value_(v), home_(TraceContext::active() ? TraceContext::current("value").block() : nullptr) {}
+  explicit Handle(ir::Value* v)
+      : value_(v), home_(TraceContext::active() ? TraceContext::current("value").block() : nullptr) {}
   Handle(const Handle& other) : Handle(other.value_) {}
   Handle& operator=(const Handle&) = delete;
   ~Handle() = default;

@@ -8,10 +8,21 @@
 namespace kiln::ir {
 
 enum class DType : std::uint8_t {
-  i1, i8, i16, i32, i64,
-  u8, u16, u32, u64,
-  f16, bf16, f32, f64,
-  f8e4m3, f8e5m2,
+  i1,
+  i8,
+  i16,
+  i32,
+  i64,
+  u8,
+  u16,
+  u32,
+  u64,
+  f16,
+  bf16,
+  f32,
+  f64,
+  f8e4m3,
+  f8e5m2,
 };
 
 inline constexpr int kDTypeCount = 15;

@@ -122,7 +122,7 @@ struct ArgumentFacts {
 /// A kernel: a name, typed arguments and a body.
 struct Function {
   std::string name;
-  std::vector<std::string> argument_names;  // C++ parameter names where known
+  std::vector<std::string> argument_names;    // C++ parameter names where known
   std::vector<ArgumentFacts> argument_facts;  // one per argument, or empty: nothing known
   Block body;
 

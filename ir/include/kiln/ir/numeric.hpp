@@ -32,7 +32,7 @@ constexpr std::uint32_t round_float(float f, int exp_bits, int man_bits, bool fi
   if (e < 1 - bias || (abs >> 23) == 0) {
     // Subnormal in the target (or zero): align to the fixed subnormal step.
     const int effective_exp = (abs >> 23) == 0 ? -126 : e;  // f32 subnormals have no implicit bit
-    const int shift = (1 - bias) - effective_exp;            // right shift beyond the mantissa cut
+    const int shift = (1 - bias) - effective_exp;           // right shift beyond the mantissa cut
     if (shift > man_bits + 1 + 1) return sign;
     const std::uint32_t mant = (abs & 0x7fffffu) | (e >= -126 ? 0x800000u : 0u);
     const int total = 23 - man_bits + shift;
@@ -48,7 +48,8 @@ constexpr std::uint32_t round_float(float f, int exp_bits, int man_bits, bool fi
     const std::uint32_t half = 1u << (cut - 1);
     std::uint32_t rounded = kept + ((rest > half || (rest == half && (kept & 1u))) ? 1u : 0u);
     // Rebias the exponent field.
-    const std::int64_t rebased = static_cast<std::int64_t>(rounded) - (static_cast<std::int64_t>(127 - bias) << man_bits);
+    const std::int64_t rebased =
+        static_cast<std::int64_t>(rounded) - (static_cast<std::int64_t>(127 - bias) << man_bits);
     out = static_cast<std::uint32_t>(rebased);
     const std::uint32_t max_bits = (static_cast<std::uint32_t>(max_exp + bias) << man_bits) | max_man;
     if (out > max_bits) return finite_only ? (sign | nan_bits) : (sign | (exp_all_ones << man_bits));
@@ -92,8 +93,7 @@ template <int ExpBits, int ManBits, bool FiniteOnly, class Storage>
 struct NarrowFloat {
   Storage bits = 0;
   constexpr NarrowFloat() = default;
-  constexpr explicit NarrowFloat(float f)
-      : bits(static_cast<Storage>(round_float(f, ExpBits, ManBits, FiniteOnly))) {}
+  constexpr explicit NarrowFloat(float f) : bits(static_cast<Storage>(round_float(f, ExpBits, ManBits, FiniteOnly))) {}
   constexpr explicit NarrowFloat(double d) : NarrowFloat(static_cast<float>(d)) {}
   static constexpr NarrowFloat from_bits(Storage b) {
     NarrowFloat h;

@@ -28,10 +28,10 @@ bool hoist_loop_invariants(Function& fn);
 void specialize(Function& fn, std::vector<ArgumentFacts> facts);
 
 struct PipelineOptions {
-  std::string dump_after;      // pass name, or "all": print the IR after it to `log`
-  bool timing = false;         // print each pass's wall time to `log`
-  bool verify_each = true;     // run the verifier after every pass
-  std::ostream* log = nullptr; // defaults to std::cerr
+  std::string dump_after;       // pass name, or "all": print the IR after it to `log`
+  bool timing = false;          // print each pass's wall time to `log`
+  bool verify_each = true;      // run the verifier after every pass
+  std::ostream* log = nullptr;  // defaults to std::cerr
 };
 
 /// Runs, in order, to a fixed point: canonicalize, cse, licm, dce.

@@ -13,8 +13,8 @@
 #include <numbers>
 #include <vector>
 
-#include "kiln/kiln.hpp"
 #include "kiln/kernels/accuracy.hpp"
+#include "kiln/kiln.hpp"
 
 namespace kiln::kernels {
 
@@ -38,14 +38,14 @@ struct OnlineSoftmax {
 /// these keys lie past `seq` or (CAUSAL) after some of the rows; their scores
 /// become -inf and their K and V rows are not read. Unmasked blocks skip the
 /// compares, which is what most blocks are.
-template <bool MASKED, bool CAUSAL, int BLOCK_N, class T, int BLOCK_M, int HEAD_DIM, class Rows, class Dims, class QTile,
-          class Scale>
+template <bool MASKED, bool CAUSAL, int BLOCK_N, class T, int BLOCK_M, int HEAD_DIM, class Rows, class Dims,
+          class QTile, class Scale>
 void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl::Ptr<T> v_head, const QTile& q_tile,
                   const Rows& rows, const Dims& dims, kl::i32 start_n, kl::i32 seq, kl::i32 stride_seq,
                   const Scale& qk_scale) {
   auto keys = start_n + kl::arange<BLOCK_N>();
-  auto keys_across = kl::expand_dims<0>(keys);  // [1, BLOCK_N]
-  auto keys_down = kl::expand_dims<1>(keys);    // [BLOCK_N, 1]
+  auto keys_across = kl::expand_dims<0>(keys);                                 // [1, BLOCK_N]
+  auto keys_down = kl::expand_dims<1>(keys);                                   // [BLOCK_N, 1]
   auto k_ptrs = k_head + keys_across * stride_seq + kl::expand_dims<1>(dims);  // K^T: [HEAD_DIM, BLOCK_N]
   auto v_ptrs = v_head + keys_down * stride_seq + kl::expand_dims<0>(dims);    // V: [BLOCK_N, HEAD_DIM]
   auto scores = [&] {
@@ -115,8 +115,8 @@ inline CompileOptions attention_compile_options() {
 /// blocks above the diagonal are never visited. BLOCK_M must be a multiple of
 /// BLOCK_N so that the causal diagonal starts on a key block boundary.
 template <class T, int HEAD_DIM, int BLOCK_M, int BLOCK_N, bool CAUSAL>
-void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<kl::f32> lse, kl::i32 seq,
-               kl::i32 heads, kl::f32 sm_scale, kl::i32 stride_batch, kl::i32 stride_head, kl::i32 stride_seq) {
+void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<kl::f32> lse, kl::i32 seq, kl::i32 heads,
+               kl::f32 sm_scale, kl::i32 stride_batch, kl::i32 stride_head, kl::i32 stride_seq) {
   static_assert(BLOCK_M % BLOCK_N == 0, "attention: BLOCK_M must be a multiple of BLOCK_N");
   using attention_detail::attend_block;
   auto start_m = kl::program_id(0) * BLOCK_M;
@@ -143,7 +143,8 @@ void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<k
   } else {
     auto full_blocks_end = seq / BLOCK_N * BLOCK_N;
     for (auto start_n : kl::range(0, full_blocks_end, BLOCK_N))
-      attend_block<false, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
+      attend_block<false, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq,
+                                          qk_scale);
     for (auto start_n : kl::range(full_blocks_end, seq, BLOCK_N))
       attend_block<true, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
   }
@@ -219,14 +220,16 @@ AttentionReference attention_reference(const std::vector<C>& q, const std::vecto
   for (std::size_t head = 0; head < static_cast<std::size_t>(shape.batch) * shape.heads; ++head) {
     const std::size_t base = head * seq * d;
     double v_max = 0;
-    for (std::size_t e = base; e < base + static_cast<std::size_t>(seq) * d; ++e) v_max = std::max(v_max, std::abs(at(v, e)));
+    for (std::size_t e = base; e < base + static_cast<std::size_t>(seq) * d; ++e)
+      v_max = std::max(v_max, std::abs(at(v, e)));
     for (int i = 0; i < seq; ++i) {
       const int visible = shape.causal ? i + 1 : seq;
       double max_score = -std::numeric_limits<double>::infinity(), max_magnitude = 0;
       for (int j = 0; j < visible; ++j) {
         double s = 0, a = 0;
         for (int c = 0; c < d; ++c) {
-          const double p = at(q, base + static_cast<std::size_t>(i) * d + c) * at(k, base + static_cast<std::size_t>(j) * d + c);
+          const double p =
+              at(q, base + static_cast<std::size_t>(i) * d + c) * at(k, base + static_cast<std::size_t>(j) * d + c);
           s += p;
           a += std::abs(p);
         }
@@ -249,7 +252,8 @@ AttentionReference attention_reference(const std::vector<C>& q, const std::vecto
           magnitude += weights[j] / sum * std::abs(vj);
         }
         ref.o[row + c] = out;
-        ref.o_bound[row + c] = 1.01 * ((rho + u_c) * magnitude + (rho + u + u_c) * std::abs(out) + seq * tiny_c * v_max);
+        ref.o_bound[row + c] =
+            1.01 * ((rho + u_c) * magnitude + (rho + u + u_c) * std::abs(out) + seq * tiny_c * v_max);
       }
       const std::size_t lse_index = head * seq + i;
       ref.lse[lse_index] = max_score + std::log(sum);

@@ -46,7 +46,8 @@ void conv2d_bn_silu_gemm(kl::Ptr<T> x, kl::Ptr<T> w, kl::Ptr<kl::f32> scale, kl:
     // Padding and both tails read as zero, which adds nothing to the sum.
     auto a_mask = row_valid & kl::expand_dims<0>(term_valid) & (ih >= 0) & (ih < height) & (iw >= 0) & (iw < width);
     auto a = kl::load(x + row_base + kl::expand_dims<0>((terms / taps) * (height * width)) + ih * width + iw, a_mask);
-    auto b = kl::load(w_columns + kl::expand_dims<1>(terms), kl::expand_dims<1>(term_valid) & kl::expand_dims<0>(k_valid));
+    auto b =
+        kl::load(w_columns + kl::expand_dims<1>(terms), kl::expand_dims<1>(term_valid) & kl::expand_dims<0>(k_valid));
     acc = kl::dot(a, b, acc);
   }
   auto out = y + kl::expand_dims<1>(image * (out_channels * out_plane) + pq) + kl::expand_dims<0>(ks * out_plane);

@@ -42,9 +42,9 @@ decltype(auto) with_conv2d_kernel(const Conv2dPlan& plan, F&& fn) {
       if (positions == 16 && channels == 16) return fn(kl::compile<conv2d_bn_silu_gemm<E, 16, 16, 32, FUSE_BN_SILU>>());
       break;
   }
-  throw std::logic_error(std::string("conv2d: no ") + conv2d_variant_name(plan.variant) + " kernel compiled for tiles " +
-                         std::to_string(positions) + " x " + std::to_string(channels) + " x " +
-                         std::to_string(plan.block_reduction));
+  throw std::logic_error(std::string("conv2d: no ") + conv2d_variant_name(plan.variant) +
+                         " kernel compiled for tiles " + std::to_string(positions) + " x " + std::to_string(channels) +
+                         " x " + std::to_string(plan.block_reduction));
 }
 
 /// Runs `kernel` (one of with_conv2d_kernel's) over the plan's grid:

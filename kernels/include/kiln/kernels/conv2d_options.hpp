@@ -33,7 +33,9 @@ inline std::vector<Dim> conv2d_dims() {
 }
 
 inline std::vector<Choice> conv2d_choices() {
-  return {{"variant", "auto", "scalar strips, tiled outer products, implicit gemm with dot, or auto (chosen from the shape)",
+  return {{"variant",
+           "auto",
+           "scalar strips, tiled outer products, implicit gemm with dot, or auto (chosen from the shape)",
            {"auto", "scalar", "tiled", "gemm"}}};
 }
 

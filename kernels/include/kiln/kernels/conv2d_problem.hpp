@@ -40,8 +40,10 @@ Conv2dProblem<T> conv2d_random_problem(const Conv2dShape& shape, std::uint64_t s
   };
   const auto k = static_cast<std::size_t>(shape.k);
   const double a = std::sqrt(3.0 / static_cast<double>(shape.reduction()));
-  Conv2dProblem<T> p{shape, as(draw(static_cast<std::size_t>(shape.input_size()), -1, 1), T{}),
-                     as(draw(static_cast<std::size_t>(shape.weight_size()), -a, a), T{}), {}};
+  Conv2dProblem<T> p{shape,
+                     as(draw(static_cast<std::size_t>(shape.input_size()), -1, 1), T{}),
+                     as(draw(static_cast<std::size_t>(shape.weight_size()), -a, a), T{}),
+                     {}};
   const auto gamma = as(draw(k, 0.5, 1.5), 0.f), beta = as(draw(k, -0.5, 0.5), 0.f);
   const auto mean = as(draw(k, -0.2, 0.2), 0.f), var = as(draw(k, 0.5, 2.0), 0.f), bias = as(draw(k, -0.1, 0.1), 0.f);
   p.bn = fold_batchnorm(gamma, beta, mean, var, 1e-5, bias);

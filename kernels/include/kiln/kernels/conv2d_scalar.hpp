@@ -44,7 +44,8 @@ void conv2d_bn_silu(kl::Ptr<T> x, kl::Ptr<T> w, kl::Ptr<kl::f32> scale, kl::Ptr<
     acc = acc + kl::cast<kl::f32>(xv) * kl::cast<kl::f32>(kl::load(w_channel + term));
   }
   auto out = y + (image * out_channels + channel) * out_plane + pq;
-  if constexpr (FUSE_BN_SILU) kl::store(out, kl::silu(acc * kl::load(scale + channel) + kl::load(shift + channel)), in_range);
+  if constexpr (FUSE_BN_SILU)
+    kl::store(out, kl::silu(acc * kl::load(scale + channel) + kl::load(shift + channel)), in_range);
   else kl::store(out, acc, in_range);
 }
 

@@ -52,7 +52,9 @@ struct Conv2dPlan {
   std::string reason;
 
   /// Programs along x (positions) and y (channels).
-  std::int64_t grid_positions(const Conv2dShape& shape) const { return (shape.positions() + block_positions - 1) / block_positions; }
+  std::int64_t grid_positions(const Conv2dShape& shape) const {
+    return (shape.positions() + block_positions - 1) / block_positions;
+  }
   std::int64_t grid_channels(const Conv2dShape& shape) const { return (shape.k + block_channels - 1) / block_channels; }
   std::int64_t programs(const Conv2dShape& shape) const { return grid_positions(shape) * grid_channels(shape); }
 };
@@ -62,8 +64,8 @@ struct Conv2dPlan {
 /// they need groups = 1.
 inline std::string conv2d_unsupported_reason(Conv2dVariant variant, const Conv2dShape& shape) {
   if (variant != Conv2dVariant::scalar && shape.groups != 1)
-    return std::string("the ") + conv2d_variant_name(variant) + " variant needs groups=1, got groups=" +
-           std::to_string(shape.groups) + " (use --variant scalar or auto)";
+    return std::string("the ") + conv2d_variant_name(variant) +
+           " variant needs groups=1, got groups=" + std::to_string(shape.groups) + " (use --variant scalar or auto)";
   return "";
 }
 
@@ -71,21 +73,26 @@ namespace detail {
 inline std::string conv2d_auto_variant(const Conv2dShape& shape, Conv2dVariant& variant) {
   const std::string k = std::to_string(shape.k), red = std::to_string(shape.reduction());
   const std::string tiled_min = std::to_string(kConv2dTiledMinOutChannels);
-  const std::string gemm_k = std::to_string(kConv2dGemmMinOutChannels), gemm_red = std::to_string(kConv2dGemmMinReduction);
+  const std::string gemm_k = std::to_string(kConv2dGemmMinOutChannels),
+                    gemm_red = std::to_string(kConv2dGemmMinReduction);
   if (shape.groups > 1) {
     variant = Conv2dVariant::scalar;
-    return "groups=" + std::to_string(shape.groups) + " > 1: only the scalar variant reads one group's channels per program";
+    return "groups=" + std::to_string(shape.groups) +
+           " > 1: only the scalar variant reads one group's channels per program";
   }
   if (shape.k < kConv2dTiledMinOutChannels) {
     variant = Conv2dVariant::scalar;
-    return "k=" + k + " < " + tiled_min + ": a channel tile would be mostly masked; one strip per channel wastes nothing";
+    return "k=" + k + " < " + tiled_min +
+           ": a channel tile would be mostly masked; one strip per channel wastes nothing";
   }
   if (shape.k >= kConv2dGemmMinOutChannels && shape.reduction() >= kConv2dGemmMinReduction) {
     variant = Conv2dVariant::gemm;
-    return "k=" + k + " >= " + gemm_k + " and c*r*s=" + red + " >= " + gemm_red + ": dot tiles of 16 or more fill the matrix units";
+    return "k=" + k + " >= " + gemm_k + " and c*r*s=" + red + " >= " + gemm_red +
+           ": dot tiles of 16 or more fill the matrix units";
   }
   variant = Conv2dVariant::tiled;
-  return "k=" + k + ", c*r*s=" + red + ": too narrow for 16-wide dot tiles; outer products reuse each load across channels";
+  return "k=" + k + ", c*r*s=" + red +
+         ": too narrow for 16-wide dot tiles; outer products reuse each load across channels";
 }
 
 // Takes the `smallest` block instead of `block` when `grid(block)` programs
@@ -107,12 +114,14 @@ std::string shrink_to_fill(int& block, int smallest, int units, const char* name
 /// Tile sizes come from the shape: channel tiles fit k, and the position tile
 /// shrinks when the grid would not fill the compute units. The tile sizes are
 /// those launch_conv2d instantiates.
-inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units, std::optional<Conv2dVariant> requested = {}) {
+inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units,
+                              std::optional<Conv2dVariant> requested = {}) {
   validate(shape);
   Conv2dPlan plan;
   if (requested) {
     if (std::string why = conv2d_unsupported_reason(*requested, shape); !why.empty())
-      throw std::invalid_argument("conv2d_bn_silu --variant " + std::string(conv2d_variant_name(*requested)) + ": " + why);
+      throw std::invalid_argument("conv2d_bn_silu --variant " + std::string(conv2d_variant_name(*requested)) + ": " +
+                                  why);
     plan.variant = *requested;
     plan.reason = std::string(conv2d_variant_name(plan.variant)) + " as requested";
   } else {
@@ -132,8 +141,9 @@ inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units, std::
       // A 4-channel tile for k <= 8 (k = 5 then wastes 3 of 8 rows, not 11 of 16).
       plan.block_channels = k <= 8 ? 4 : 16;
       plan.block_positions = 64;
-      plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_P",
-                                            [&](int b) { return blocks(positions, b) * blocks(k, plan.block_channels); });
+      plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_P", [&](int b) {
+        return blocks(positions, b) * blocks(k, plan.block_channels);
+      });
       break;
     case Conv2dVariant::gemm:
       // N tile 16 below k = 32: two 16-wide tiles pad k = 17..31 exactly as
@@ -142,8 +152,9 @@ inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units, std::
       plan.block_channels = k >= 32 ? 32 : 16;
       plan.block_reduction = 32;
       plan.block_positions = 64;
-      plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_M",
-                                            [&](int b) { return blocks(positions, b) * blocks(k, plan.block_channels); });
+      plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_M", [&](int b) {
+        return blocks(positions, b) * blocks(k, plan.block_channels);
+      });
       break;
   }
   return plan;

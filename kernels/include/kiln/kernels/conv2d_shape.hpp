@@ -55,7 +55,8 @@ inline void validate(const Conv2dShape& shape) {
   if (shape.c % shape.groups != 0 || shape.k % shape.groups != 0)
     fail("groups (" + std::to_string(shape.groups) + ") must divide c (" + std::to_string(shape.c) + ") and k (" +
          std::to_string(shape.k) + ")");
-  if (shape.h + 2 * shape.pad < shape.dilation * (shape.r - 1) + 1 || shape.w + 2 * shape.pad < shape.dilation * (shape.s - 1) + 1)
+  if (shape.h + 2 * shape.pad < shape.dilation * (shape.r - 1) + 1 ||
+      shape.w + 2 * shape.pad < shape.dilation * (shape.s - 1) + 1)
     fail("the dilated kernel (" + std::to_string(shape.dilation * (shape.r - 1) + 1) + "x" +
          std::to_string(shape.dilation * (shape.s - 1) + 1) + ") is larger than the padded input");
   const std::int64_t limit = (std::int64_t{1} << 31) - 1;
@@ -78,20 +79,23 @@ inline FoldedBatchnorm fold_batchnorm(const std::vector<float>& gamma, const std
                                       const std::vector<float>& running_mean, const std::vector<float>& running_var,
                                       double eps, const std::vector<float>& conv_bias = {}) {
   const std::size_t k = gamma.size();
-  if (beta.size() != k || running_mean.size() != k || running_var.size() != k || (!conv_bias.empty() && conv_bias.size() != k))
-    throw std::invalid_argument("fold_batchnorm: gamma has " + std::to_string(k) + " channels but beta, mean, var, bias have " +
-                                std::to_string(beta.size()) + ", " + std::to_string(running_mean.size()) + ", " +
-                                std::to_string(running_var.size()) + ", " + std::to_string(conv_bias.size()));
+  if (beta.size() != k || running_mean.size() != k || running_var.size() != k ||
+      (!conv_bias.empty() && conv_bias.size() != k))
+    throw std::invalid_argument("fold_batchnorm: gamma has " + std::to_string(k) +
+                                " channels but beta, mean, var, bias have " + std::to_string(beta.size()) + ", " +
+                                std::to_string(running_mean.size()) + ", " + std::to_string(running_var.size()) + ", " +
+                                std::to_string(conv_bias.size()));
   FoldedBatchnorm out{std::vector<float>(k), std::vector<float>(k)};
   for (std::size_t i = 0; i < k; ++i) {
     const double var = static_cast<double>(running_var[i]) + eps;
     if (!(var > 0))
-      throw std::invalid_argument("fold_batchnorm: channel " + std::to_string(i) + " has var + eps = " + std::to_string(var) +
-                                  ", not positive");
+      throw std::invalid_argument("fold_batchnorm: channel " + std::to_string(i) +
+                                  " has var + eps = " + std::to_string(var) + ", not positive");
     const double scale = static_cast<double>(gamma[i]) / std::sqrt(var);
     const double bias = conv_bias.empty() ? 0.0 : static_cast<double>(conv_bias[i]);
     out.scale[i] = static_cast<float>(scale);
-    out.shift[i] = static_cast<float>(static_cast<double>(beta[i]) + (bias - static_cast<double>(running_mean[i])) * scale);
+    out.shift[i] =
+        static_cast<float>(static_cast<double>(beta[i]) + (bias - static_cast<double>(running_mean[i])) * scale);
   }
   return out;
 }
@@ -113,8 +117,9 @@ struct Conv2dReference {
 /// y[n,k,p,q] = silu(scale[k] conv(x, w)[n,k,p,q] + shift[k]) in double, from
 /// inputs stored as T (T converts to float exactly).
 template <class T>
-Conv2dReference conv2d_bn_silu_reference(const std::vector<T>& x, const std::vector<T>& w, const std::vector<float>& scale,
-                                         const std::vector<float>& shift, const Conv2dShape& shape) {
+Conv2dReference conv2d_bn_silu_reference(const std::vector<T>& x, const std::vector<T>& w,
+                                         const std::vector<float>& scale, const std::vector<float>& shift,
+                                         const Conv2dShape& shape) {
   const std::int64_t P = shape.p(), Q = shape.q(), cg = shape.channels_per_group(), kg = shape.out_channels_per_group();
   const auto size = static_cast<std::size_t>(shape.output_size());
   Conv2dReference out{std::vector<double>(size), std::vector<double>(size), std::vector<double>(size)};
@@ -130,8 +135,10 @@ Conv2dReference conv2d_bn_silu_reference(const std::vector<T>& x, const std::vec
                 const std::int64_t ih = p * shape.stride - shape.pad + r * shape.dilation;
                 const std::int64_t iw = q * shape.stride - shape.pad + s * shape.dilation;
                 if (ih < 0 || ih >= shape.h || iw < 0 || iw >= shape.w) continue;
-                const double xv = static_cast<double>(static_cast<float>(x[static_cast<std::size_t>(((n * shape.c + group * cg + c) * shape.h + ih) * shape.w + iw)]));
-                const double wv = static_cast<double>(static_cast<float>(w[static_cast<std::size_t>(((k * cg + c) * shape.r + r) * shape.s + s)]));
+                const double xv = static_cast<double>(static_cast<float>(
+                    x[static_cast<std::size_t>(((n * shape.c + group * cg + c) * shape.h + ih) * shape.w + iw)]));
+                const double wv = static_cast<double>(
+                    static_cast<float>(w[static_cast<std::size_t>(((k * cg + c) * shape.r + r) * shape.s + s)]));
                 sum += xv * wv;
                 abs_sum += std::abs(xv * wv);
               }
@@ -174,8 +181,10 @@ inline std::vector<double> conv2d_error_bound(const Conv2dReference& reference, 
   const double gamma = n * u / (1 - n * u);
   std::vector<double> bound(reference.y.size());
   for (std::size_t i = 0; i < bound.size(); ++i) {
-    const double stored = unfused ? u_out * (reference.intermediates[i] + 2 * (gamma + u_out) * reference.magnitude[i]) : 0.0;
-    bound[i] = 1.1 * (gamma * reference.magnitude[i] + stored) + (8 * u + u_out) * std::abs(reference.y[i]) + u_out * min_normal_out;
+    const double stored =
+        unfused ? u_out * (reference.intermediates[i] + 2 * (gamma + u_out) * reference.magnitude[i]) : 0.0;
+    bound[i] = 1.1 * (gamma * reference.magnitude[i] + stored) + (8 * u + u_out) * std::abs(reference.y[i]) +
+               u_out * min_normal_out;
   }
   return bound;
 }

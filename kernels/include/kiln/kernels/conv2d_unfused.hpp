@@ -47,9 +47,11 @@ runtime::LaunchStats launch_conv2d_unfused(const Conv2dPlan& plan, const Conv2dS
   runtime::LaunchStats total = launch_conv2d<T, false>(plan, shape, x, w, scale, shift, conv_out);
   const std::int64_t plane = shape.p() * shape.q();
   const kl::Grid bn_grid(static_cast<int>(shape.n * shape.k), static_cast<int>((plane + B - 1) / B));
-  runtime::LaunchStats bn = kl::compile<conv2d_batchnorm<kl::Scalar<T>, B>>().launch(bn_grid, conv_out, scale, shift, bn_out, shape.k, plane);
+  runtime::LaunchStats bn =
+      kl::compile<conv2d_batchnorm<kl::Scalar<T>, B>>().launch(bn_grid, conv_out, scale, shift, bn_out, shape.k, plane);
   const kl::Grid silu_grid(static_cast<int>((shape.output_size() + B - 1) / B));
-  runtime::LaunchStats act = kl::compile<silu_elementwise<kl::Scalar<T>, B>>().launch(silu_grid, bn_out, y, shape.output_size());
+  runtime::LaunchStats act =
+      kl::compile<silu_elementwise<kl::Scalar<T>, B>>().launch(silu_grid, bn_out, y, shape.output_size());
   total.bytes_read += bn.bytes_read + act.bytes_read;
   total.bytes_written += bn.bytes_written + act.bytes_written;
   return total;

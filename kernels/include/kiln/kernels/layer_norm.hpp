@@ -94,7 +94,9 @@ decltype(auto) with_layer_norm_forward(std::int64_t n, F&& fn) {
   switch (norm_block_size(n)) {
     case 256: return fn(kl::compile<layer_norm_forward_row_tile<kl::Scalar<C>, 256>>(norm_compile_options(256)));
     case 1024: return fn(kl::compile<layer_norm_forward_row_tile<kl::Scalar<C>, 1024>>(norm_compile_options(1024)));
-    default: return fn(kl::compile<layer_norm_forward_row_tile<kl::Scalar<C>, norm_max_block>>(norm_compile_options(norm_max_block)));
+    default:
+      return fn(kl::compile<layer_norm_forward_row_tile<kl::Scalar<C>, norm_max_block>>(
+          norm_compile_options(norm_max_block)));
   }
 }
 
@@ -175,11 +177,12 @@ LayerNormBounds layer_norm_error_bounds(const std::vector<C>& x, const std::vect
     for (std::int64_t c = 0; c < n; ++c) largest = std::max(largest, std::abs(element_value(x[r * n + c])));
     const double mean_error = rounding_bound(per_tile + 8 * tiles, u) * largest;
     double deviation = 0;
-    for (std::int64_t c = 0; c < n; ++c) deviation = std::max(deviation, std::abs(element_value(x[r * n + c]) - ref.mean[r]));
+    for (std::int64_t c = 0; c < n; ++c)
+      deviation = std::max(deviation, std::abs(element_value(x[r * n + c]) - ref.mean[r]));
     const double spread = 1 / ref.rstd[r];
     const double shift = mean_error / spread;
-    const double var_error =
-        rounding_bound(per_tile + 6 * tiles + 4, u) + tiles * shift * shift + 2 * (tiles - 1) * deviation / spread * shift;
+    const double var_error = rounding_bound(per_tile + 6 * tiles + 4, u) + tiles * shift * shift +
+                             2 * (tiles - 1) * deviation / spread * shift;
     const double rstd_error = var_error / 2 + 2 * u;
     bounds.mean[r] = mean_error;
     bounds.rstd[r] = rstd_error * ref.rstd[r];

@@ -89,7 +89,8 @@ void layer_norm_backward_rows_tiled(kl::Ptr<T> dy, kl::Ptr<T> x, kl::Ptr<T> weig
       auto cols = start + kl::arange<BLOCK_N>();
       auto mask = cols < n;
       auto values = kl::cast<kl::f32>(kl::load(x + row_start + cols, mask));
-      auto w_grad = kl::cast<kl::f32>(kl::load(weight + cols, mask)) * kl::cast<kl::f32>(kl::load(dy + row_start + cols, mask));
+      auto w_grad =
+          kl::cast<kl::f32>(kl::load(weight + cols, mask)) * kl::cast<kl::f32>(kl::load(dy + row_start + cols, mask));
       auto xhat = kl::where(mask, (values - row_mean) * row_rstd, 0.0f);
       w_grad_xhat_sums = w_grad_xhat_sums + w_grad * xhat;
       w_grad_sums = w_grad_sums + w_grad;
@@ -142,7 +143,8 @@ inline constexpr int layer_norm_reduce_block_cols = 256;
 /// (8 G n bytes each way for dw and db) stays small next to the rows' own
 /// traffic (at least 6 n bytes per row for dy, x and dx in f16).
 inline int layer_norm_backward_groups(std::int64_t rows, int compute_units) {
-  return static_cast<int>(std::clamp<std::int64_t>(rows / 8, 1, 2 * static_cast<std::int64_t>(std::max(compute_units, 1))));
+  return static_cast<int>(
+      std::clamp<std::int64_t>(rows / 8, 1, 2 * static_cast<std::int64_t>(std::max(compute_units, 1))));
 }
 
 /// Calls fn with the compiled row kernel for rows of `n` elements of C: the
@@ -151,11 +153,14 @@ inline int layer_norm_backward_groups(std::int64_t rows, int compute_units) {
 template <class C, class F>
 decltype(auto) with_layer_norm_backward_rows(std::int64_t n, F&& fn) {
   if (n > norm_max_block)
-    return fn(kl::compile<layer_norm_backward_rows_tiled<kl::Scalar<C>, norm_max_block>>(norm_compile_options(norm_max_block)));
+    return fn(kl::compile<layer_norm_backward_rows_tiled<kl::Scalar<C>, norm_max_block>>(
+        norm_compile_options(norm_max_block)));
   switch (norm_block_size(n)) {
     case 256: return fn(kl::compile<layer_norm_backward_rows<kl::Scalar<C>, 256>>(norm_compile_options(256)));
     case 1024: return fn(kl::compile<layer_norm_backward_rows<kl::Scalar<C>, 1024>>(norm_compile_options(1024)));
-    default: return fn(kl::compile<layer_norm_backward_rows<kl::Scalar<C>, norm_max_block>>(norm_compile_options(norm_max_block)));
+    default:
+      return fn(
+          kl::compile<layer_norm_backward_rows<kl::Scalar<C>, norm_max_block>>(norm_compile_options(norm_max_block)));
   }
 }
 
@@ -169,15 +174,16 @@ inline auto layer_norm_backward_reduce_kernel() {
 /// Returns the traffic of both launches.
 template <class C>
 runtime::LaunchStats layer_norm_backward_launch(const Buffer<C>& dy, const Buffer<C>& x, const Buffer<C>& weight,
-                                                const Buffer<float>& mean, const Buffer<float>& rstd, const Buffer<C>& dx,
-                                                const Buffer<float>& dw, const Buffer<float>& db,
+                                                const Buffer<float>& mean, const Buffer<float>& rstd,
+                                                const Buffer<C>& dx, const Buffer<float>& dw, const Buffer<float>& db,
                                                 const Buffer<float>& partial_dw, const Buffer<float>& partial_db,
                                                 std::int64_t rows, std::int64_t n, int groups) {
   runtime::LaunchStats stats = with_layer_norm_backward_rows<C>(n, [&](auto kernel) {
     return kernel.launch(kl::Grid(groups), dy, x, weight, mean, rstd, dx, partial_dw, partial_db, rows, n);
   });
   const auto reduce_grid = static_cast<int>((n + layer_norm_reduce_block_cols - 1) / layer_norm_reduce_block_cols);
-  const runtime::LaunchStats reduce = layer_norm_backward_reduce_kernel().launch(kl::Grid(reduce_grid), partial_dw, partial_db, dw, db, groups, n);
+  const runtime::LaunchStats reduce =
+      layer_norm_backward_reduce_kernel().launch(kl::Grid(reduce_grid), partial_dw, partial_db, dw, db, groups, n);
   stats.bytes_read += reduce.bytes_read;
   stats.bytes_written += reduce.bytes_written;
   return stats;
@@ -193,7 +199,8 @@ struct LayerNormBackwardReference {
 template <class C>
 LayerNormBackwardReference layer_norm_backward_reference(const std::vector<C>& dy, const std::vector<C>& x,
                                                          const std::vector<C>& weight, const std::vector<float>& mean,
-                                                         const std::vector<float>& rstd, std::int64_t rows, std::int64_t n) {
+                                                         const std::vector<float>& rstd, std::int64_t rows,
+                                                         std::int64_t n) {
   LayerNormBackwardReference ref{std::vector<double>(x.size()), std::vector<double>(n), std::vector<double>(n)};
   std::vector<double> xhat(n), w_grad(n);
   for (std::int64_t r = 0; r < rows; ++r) {

@@ -85,9 +85,11 @@ inline NormCheck worst_check(std::initializer_list<NormCheck> checks) {
     if (c.error <= c.tolerance) return 0.0;
     return c.tolerance > 0 ? c.error / c.tolerance : std::numeric_limits<double>::infinity();
   };
-  const bool all_within = std::all_of(checks.begin(), checks.end(), [](const NormCheck& c) { return c.error <= c.tolerance; });
-  return all_within ? *std::max_element(checks.begin(), checks.end(), [](auto& a, auto& b) { return a.error < b.error; })
-                    : *std::max_element(checks.begin(), checks.end(), [&](auto& a, auto& b) { return over(a) < over(b); });
+  const bool all_within =
+      std::all_of(checks.begin(), checks.end(), [](const NormCheck& c) { return c.error <= c.tolerance; });
+  return all_within
+             ? *std::max_element(checks.begin(), checks.end(), [](auto& a, auto& b) { return a.error < b.error; })
+             : *std::max_element(checks.begin(), checks.end(), [&](auto& a, auto& b) { return over(a) < over(b); });
 }
 
 /// A stored element (float, double, half, bfloat16) as a double.

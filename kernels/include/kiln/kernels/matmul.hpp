@@ -87,7 +87,8 @@ void matmul(kl::Ptr<T> a, kl::Ptr<T> b, kl::Ptr<Out> c, kl::Ptr<T> bias, kl::i32
   }
   auto y = apply_bias_gelu<EPILOGUE>(acc, bias, cols, n);
   auto out = c + rows * stride_cm + cols * stride_cn;
-  if constexpr (EPILOGUE.dropout) kl::store(out, kl::cast<Out>(dropout_apply(y, seed, offset + rows * n + cols, p)), row_mask & col_mask);
+  if constexpr (EPILOGUE.dropout)
+    kl::store(out, kl::cast<Out>(dropout_apply(y, seed, offset + rows * n + cols, p)), row_mask & col_mask);
   else kl::store(out, kl::cast<Out>(y), row_mask & col_mask);
 }
 

@@ -35,7 +35,7 @@ struct Choice {
 };
 
 struct RunOptions {
-  std::map<std::string, std::int64_t> dims;      // every Dim of the kernel
+  std::map<std::string, std::int64_t> dims;    // every Dim of the kernel
   std::map<std::string, std::string> choices;  // every Choice of the kernel
   std::string dtype;
   Device device = Device::cpu();
@@ -45,13 +45,13 @@ struct RunOptions {
 };
 
 struct RunReport {
-  std::string plan;                     // what the kernel chose for this shape and why, when it chooses
-  std::optional<double> error;          // relative error against the reference (when checked)
-  double tolerance = 0;                 // the largest error accepted for this dtype and shape
-  std::optional<double> seconds;        // median time of one launch (when benched)
-  double bytes = 0;                     // global memory one launch must move at least
-  double flops = 0;                     // floating-point operations of one launch
-  runtime::LaunchStats stats;           // traffic the launch really made
+  std::string plan;               // what the kernel chose for this shape and why, when it chooses
+  std::optional<double> error;    // relative error against the reference (when checked)
+  double tolerance = 0;           // the largest error accepted for this dtype and shape
+  std::optional<double> seconds;  // median time of one launch (when benched)
+  double bytes = 0;               // global memory one launch must move at least
+  double flops = 0;               // floating-point operations of one launch
+  runtime::LaunchStats stats;     // traffic the launch really made
   bool passed() const { return !error || *error <= tolerance; }
 };
 

@@ -37,7 +37,8 @@ void rms_norm_forward_row_tile(kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<T> y, kl
 /// One program per row of x ([rows, n], row-major), any n: BLOCK_N columns at
 /// a time.
 template <class T, int BLOCK_N>
-void rms_norm_forward(kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<T> y, kl::Ptr<kl::f32> rstd_out, kl::i32 n, kl::f32 eps) {
+void rms_norm_forward(kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<T> y, kl::Ptr<kl::f32> rstd_out, kl::i32 n,
+                      kl::f32 eps) {
   auto row = kl::program_id(0);
   // Row offsets in i64: rows * n may pass 2^31 even when n does not.
   auto row_start = kl::cast<kl::i64>(row) * n;
@@ -70,7 +71,9 @@ decltype(auto) with_rms_norm_forward(std::int64_t n, F&& fn) {
   switch (norm_block_size(n)) {
     case 256: return fn(kl::compile<rms_norm_forward_row_tile<kl::Scalar<C>, 256>>(norm_compile_options(256)));
     case 1024: return fn(kl::compile<rms_norm_forward_row_tile<kl::Scalar<C>, 1024>>(norm_compile_options(1024)));
-    default: return fn(kl::compile<rms_norm_forward_row_tile<kl::Scalar<C>, norm_max_block>>(norm_compile_options(norm_max_block)));
+    default:
+      return fn(
+          kl::compile<rms_norm_forward_row_tile<kl::Scalar<C>, norm_max_block>>(norm_compile_options(norm_max_block)));
   }
 }
 
@@ -78,9 +81,8 @@ decltype(auto) with_rms_norm_forward(std::int64_t n, F&& fn) {
 template <class C>
 runtime::LaunchStats rms_norm_forward_launch(const Buffer<C>& x, const Buffer<C>& weight, const Buffer<C>& y,
                                              const Buffer<float>& rstd, std::int64_t rows, std::int64_t n, float eps) {
-  return with_rms_norm_forward<C>(n, [&](auto kernel) {
-    return kernel.launch(kl::Grid(static_cast<int>(rows)), x, weight, y, rstd, n, eps);
-  });
+  return with_rms_norm_forward<C>(
+      n, [&](auto kernel) { return kernel.launch(kl::Grid(static_cast<int>(rows)), x, weight, y, rstd, n, eps); });
 }
 
 /// The RMS norm in double: y and each row's 1 / sqrt(mean(x^2) + eps).
@@ -97,7 +99,8 @@ RmsNormReference rms_norm_reference(const std::vector<C>& x, const std::vector<C
     for (std::int64_t c = 0; c < n; ++c) squares += element_value(x[r * n + c]) * element_value(x[r * n + c]);
     const double rstd = 1 / std::sqrt(squares / static_cast<double>(n) + eps);
     ref.rstd[r] = rstd;
-    for (std::int64_t c = 0; c < n; ++c) ref.y[r * n + c] = element_value(x[r * n + c]) * rstd * element_value(weight[c]);
+    for (std::int64_t c = 0; c < n; ++c)
+      ref.y[r * n + c] = element_value(x[r * n + c]) * rstd * element_value(weight[c]);
   }
   return ref;
 }

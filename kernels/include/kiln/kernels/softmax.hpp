@@ -14,6 +14,7 @@ namespace kiln::kernels {
 
 namespace kl = kiln;
 
+// [book:softmax]
 template <class T, int BLOCK>
 void softmax(kl::Ptr<T> in, kl::Ptr<T> out, kl::i32 n_cols, kl::i32 in_stride, kl::i32 out_stride) {
   auto row = kl::program_id(0);
@@ -36,6 +37,7 @@ void softmax(kl::Ptr<T> in, kl::Ptr<T> out, kl::i32 n_cols, kl::i32 in_stride, k
     kl::store(out_row + cols, kl::exp(x - row_max) / row_sum, mask);
   }
 }
+// [/book:softmax]
 
 /// The reference: each row's softmax in double.
 template <class C>
@@ -47,7 +49,8 @@ std::vector<C> softmax_reference(const std::vector<C>& x, int rows, int cols) {
     for (int c = 0; c < cols; ++c) m = std::max(m, static_cast<double>(in[c]));
     double s = 0;
     for (int c = 0; c < cols; ++c) s += std::exp(static_cast<double>(in[c]) - m);
-    for (int c = 0; c < cols; ++c) out[static_cast<std::size_t>(r) * cols + c] = static_cast<C>(std::exp(static_cast<double>(in[c]) - m) / s);
+    for (int c = 0; c < cols; ++c)
+      out[static_cast<std::size_t>(r) * cols + c] = static_cast<C>(std::exp(static_cast<double>(in[c]) - m) / s);
   }
   return out;
 }

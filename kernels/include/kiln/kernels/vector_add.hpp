@@ -20,7 +20,8 @@ void vector_add(kl::Ptr<T> x, kl::Ptr<T> y, kl::Ptr<T> out, kl::i32 n) {
 template <class C>
 std::vector<C> vector_add_reference(const std::vector<C>& x, const std::vector<C>& y) {
   std::vector<C> out(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) out[i] = static_cast<C>(static_cast<double>(x[i]) + static_cast<double>(y[i]));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    out[i] = static_cast<C>(static_cast<double>(x[i]) + static_cast<double>(y[i]));
   return out;
 }
 

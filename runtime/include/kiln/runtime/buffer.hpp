@@ -25,7 +25,9 @@ class Buffer {
   using value_type = T;
 
   explicit Buffer(std::size_t n, Device device = Device::default_device())
-      : device_(device), size_(n), memory_(n > 0 ? std::make_unique<runtime::DeviceMemory>(device, n * sizeof(T)) : nullptr) {}
+      : device_(device),
+        size_(n),
+        memory_(n > 0 ? std::make_unique<runtime::DeviceMemory>(device, n * sizeof(T)) : nullptr) {}
   /// A buffer holding a copy of `host`.
   static Buffer from(std::span<const T> host, Device device = Device::default_device()) {
     Buffer b(host.size(), device);

@@ -41,7 +41,7 @@ class DeviceMemory {
  private:
   Device device_;
   std::size_t bytes_;
-  std::uintptr_t address_;                 // the host pointer, or the GPU address
+  std::uintptr_t address_;                   // the host pointer, or the GPU address
   std::unique_ptr<cuda::DeviceMemory> gpu_;  // the driver allocation on `cuda`
 };
 

@@ -66,8 +66,7 @@ using cuModuleUnload_t = CUresult (*)(CUmodule module);
 using cuFuncSetAttribute_t = CUresult (*)(CUfunction function, int attribute, int value);
 using cuLaunchKernel_t = CUresult (*)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
                                       unsigned block_x, unsigned block_y, unsigned block_z,
-                                      unsigned dynamic_shared_bytes, CUstream stream, void** parameters,
-                                      void** extra);
+                                      unsigned dynamic_shared_bytes, CUstream stream, void** parameters, void** extra);
 using cuMemAlloc_v2_t = CUresult (*)(CUdeviceptr* address, decltype(sizeof(0)) bytes);
 using cuMemFree_v2_t = CUresult (*)(CUdeviceptr address);
 using cuMemcpyHtoD_v2_t = CUresult (*)(CUdeviceptr destination, const void* source, decltype(sizeof(0)) bytes);
