@@ -265,9 +265,8 @@ class LayoutAssignment {
     }
   }
 
-  static bool is_shape_op(OpCode code) {
-    return code == OpCode::reshape || code == OpCode::trans || code == OpCode::join || code == OpCode::split;
-  }
+  /// reshape, trans, join, split: the schema's rearrange family.
+  static bool is_shape_op(OpCode code) { return ir::family_of(code) == ir::OpFamily::rearrange; }
 
   /// The result class of a reshape, trans, join or split that no other op
   /// binding layouts (broadcasts, reductions, dot, regions) touches takes the
