@@ -15,7 +15,7 @@ bool any_inside(const Operation& op, bool (*holds)(OpCode)) {
 
 }  // namespace
 
-bool has_side_effects(const Operation& op) { return any_inside(op, &writes_or_reports); }
+bool has_side_effects(const Operation& op) { return any_inside(op, &has_lasting_effect); }
 
 bool writes_memory(const Operation& op) {
   return any_inside(op, [](OpCode code) { return effect_of(code) == OpEffect::writes; });

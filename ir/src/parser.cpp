@@ -187,7 +187,8 @@ class Parser {
     auto op = std::make_unique<Operation>();
     op->code = *code;
     op->parent = &block;
-    if (lex_.peek().kind == TokenKind::value) {
+    // An op without operands (barrier) may be followed by the next op's results.
+    if (op->info().num_operands != 0 && lex_.peek().kind == TokenKind::value) {
       do op->operands.push_back(use());
       while (accept(','));
     }

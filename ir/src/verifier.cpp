@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -460,6 +462,8 @@ void verify_assert(const Operation& op) {
   string_attr(op, "message");
 }
 
+void verify_barrier(const Operation&) {}
+
 using OpVerifier = void (*)(const Operation&);
 constexpr std::array kOpVerifiers = {
 #define KILN_OP(Enum, Text, NOperands, NResults, NRegions, Verifier, ...) &Verifier,
@@ -588,11 +592,16 @@ class Verifier {
   }
 
   void check_type_shape(const Operation* op, const Value* v) {
-    for (auto d : v->type.shape)
-      if (d <= 0) {
-        if (op) fail(*op, "dimensions must be positive", {v});
-        throw IRError("verify: kernel @" + fn_.name + ": dimensions must be positive, " + describe(v));
-      }
+    for (auto d : v->type.shape) {
+      std::string what;
+      if (d <= 0) what = "dimensions must be positive";
+      else if (!std::has_single_bit(static_cast<std::uint64_t>(d)))
+        what = "tile dimension " + std::to_string(d) + " is not a power of two (pad the tile to " +
+               std::to_string(std::bit_ceil(static_cast<std::uint64_t>(d))) + " and mask the extra elements)";
+      else continue;
+      if (op) fail(*op, what, {v});
+      throw IRError("verify: kernel @" + fn_.name + ": " + what + ", " + describe(v));
+    }
   }
 
   void verify_operands_dominate(const Operation& op) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kiln/ir/ir.hpp"
+#include "kiln/ir/provenance.hpp"
 #include "kiln/lowering/acting_copies.hpp"
 #include "kiln/lowering/assign_layouts.hpp"
 #include "kiln/lowering/axis_analysis.hpp"
@@ -33,6 +34,8 @@ struct KernelCodegen {
   const AxisInfoMap& axes;
   const LayoutMap& layouts;
   const GpuTarget& target;
+  /// Which pointer arguments the kernel writes through (uniform scalar loads).
+  const ir::Provenance provenance;
   llvm::LLVMContext& context;
   llvm::Module& module;
   llvm::IRBuilder<> builder;
@@ -52,6 +55,7 @@ struct KernelCodegen {
         axes(axes),
         layouts(layouts),
         target(target),
+        provenance(fn),
         context(module.getContext()),
         module(module),
         builder(module.getContext()) {}

@@ -2,7 +2,9 @@
 // or `cmpxchg` per element, performed by the element's acting copy only (a
 // layout's duplicated elements and a scalar's copies in every thread act
 // once), under the element's mask; the old value (0 where masked off) is
-// delivered to every copy.
+// delivered to every copy when the kernel reads it. A scalar atomic acts for
+// the program: barriers around it order the other threads' accesses with it
+// as its memory order asks.
 //
 // Memory order and scope. LLVM 19's NVPTX backend drops the ordering and
 // syncscope of atomicrmw and cmpxchg and emits `atom.global.<op>` without
@@ -39,6 +41,15 @@ namespace {
 using ir::AtomicKind;
 using ir::OpCode;
 
+/// Whether an op of `fn` reads `value`.
+bool is_read(const ir::Function& fn, const ir::Value& value) {
+  bool read = false;
+  ir::walk(fn.body, [&](ir::Operation& op) {
+    for (const ir::Value* operand : op.operands) read |= operand == &value;
+  });
+  return read;
+}
+
 class AtomicLowering {
  public:
   AtomicLowering(KernelCodegen& cg, const ir::Operation& op)
@@ -62,6 +73,12 @@ class AtomicLowering {
     const std::vector<llvm::Value*>* mask = !is_cas && data.size() > 1 ? data[1] : nullptr;
     if (!is_cas) check_kind();
 
+    // A scalar atomic is one thread acting for the whole program: a barrier
+    // in front makes the program's earlier accesses part of what a release
+    // publishes, and one behind (the delivery's, or its own when the result
+    // is unused) keeps the program's later accesses after an acquire.
+    const bool for_the_program = !op_.result()->type.is_tile();
+    if (for_the_program && releases()) emit_barrier(cg_);
     DuplicatedElements copies(cg_, *op_.result());
     llvm::Value* acts = copies.thread_acts();
     std::vector<llvm::Value*> old;
@@ -77,7 +94,12 @@ class AtomicLowering {
                       : update(pointers[reg], (*data[0])[reg]);
       }));
     }
-    cg_.define(*op_.result(), copies.deliver(old, op_));
+    if (is_read(cg_.fn, *op_.result())) {
+      cg_.define(*op_.result(), copies.deliver(old, op_));
+      return;
+    }
+    if (for_the_program && acquires()) emit_barrier(cg_);
+    cg_.define(*op_.result(), std::move(old));
   }
 
  private:
@@ -89,6 +111,9 @@ class AtomicLowering {
                           op_place(op_) + ")");
     return *value;
   }
+
+  bool releases() const { return order_ == ir::MemoryOrder::release || order_ == ir::MemoryOrder::acq_rel; }
+  bool acquires() const { return order_ == ir::MemoryOrder::acquire || order_ == ir::MemoryOrder::acq_rel; }
 
   bool is_float() const { return register_type_->isFloatingPointTy(); }
   bool is_bool() const { return register_type_ != memory_type_; }

@@ -1,4 +1,5 @@
-// LLVM code generation for print and assert through CUDA's device ABI:
+// LLVM code generation for print and assert through CUDA's device ABI, and
+// for barrier (one bar.sync: it orders global memory across the CTA too):
 //   i32 @vprintf(ptr %format, ptr %arguments)
 //     `arguments` points to a local buffer holding the values in format
 //     order, each at its natural alignment (an LLVM struct): i32 for i1, i8,
@@ -277,6 +278,7 @@ void emit_debug_op(KernelCodegen& cg, const ir::Operation& op) {
   switch (op.code) {
     case OpCode::print: emit_print(cg, op); return;
     case OpCode::assert: emit_assert(cg, op); return;
+    case OpCode::barrier: emit_barrier(cg); return;
     default: throw InternalError(std::string(op.name()) + " reached the debug code generator");
   }
 }

@@ -8,9 +8,10 @@
 // link_libdevice). f32 exp, exp2, log and log2 use PTX's ex2/lg2.approx as
 // Triton does: ex2.approx.f32 and lg2.approx.f32 are within 2 ulp (lg2:
 // absolute error 2^-22 near 1), and exp(x) = ex2(x * log2 e) adds the
-// rounding of the product, a relative error up to |x| * 2^-24 (2^-17 at the
-// largest finite results). f16, bf16 and fp8 compute in f32 and round back
-// (fp8 converts in integer arithmetic, codegen_fp8.cpp).
+// roundings of the product and of the constant log2 e, a relative error up
+// to about 1.25 |x| 2^-24 (2^-17 at the largest finite results). f16, bf16
+// and fp8 compute in f32 and round back (fp8 converts in integer
+// arithmetic, codegen_fp8.cpp).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <numbers>

@@ -11,6 +11,12 @@
 // replicated layout would all write, and a load-add-store by copies in
 // different warps would race.
 //
+// A scalar load through memory that the kernel writes (ir::Provenance) is
+// done by one thread and delivered to the others, so that the program's
+// threads agree on it even while another program changes that memory: a
+// branch on it is then taken alike by all of them, as OPS.md's one logical
+// thread per program requires. Other scalar loads are done by every thread.
+//
 // Cache hints (`cache`, `evict`) never change results. LLVM 19's NVPTX
 // backend has no way to attach a cache operator or an eviction priority to
 // ld/st (it ignores !nontemporal; only inline asm could, which the emu device
@@ -20,6 +26,7 @@
 //  - cache = ca on a load: a plain ld.global, whose default operator is .ca.
 //  - every other hint (cg, cs, store hints, evict first/last): a plain access.
 #include <algorithm>
+#include <optional>
 
 #include "codegen.hpp"
 #include "kiln/ir/attribute_enums.hpp"
@@ -120,10 +127,15 @@ void emit_load(KernelCodegen& cg, const ir::Operation& op) {
   llvm::Type* access_type = width == 1 ? memory_type : llvm::FixedVectorType::get(memory_type, width);
   const llvm::Align alignment(static_cast<std::uint64_t>(width) *
                               cg.module.getDataLayout().getTypeAllocSize(memory_type));
+  std::optional<DuplicatedElements> one_thread_loads;
+  if (!result.type.is_tile() && cg.provenance.may_be_written(cg.provenance.source(op.operands[0])))
+    one_thread_loads.emplace(cg, result);
+  llvm::Value* thread_acts = one_thread_loads ? one_thread_loads->thread_acts() : nullptr;
 
   std::vector<llvm::Value*> values;
   for (std::size_t first = 0; first < pointers.size(); first += width) {
     llvm::Value* guard = mask ? (*mask)[first] : nullptr;
+    if (thread_acts) guard = guard ? cg.builder.CreateAnd(thread_acts, guard) : thread_acts;
     llvm::Value* fallback = nullptr;
     if (guard) {
       std::vector<llvm::Value*> replacement;
@@ -150,7 +162,7 @@ void emit_load(KernelCodegen& cg, const ir::Operation& op) {
       values.push_back(is_bool ? cg.builder.CreateICmpNE(element, llvm::ConstantInt::get(memory_type, 0)) : element);
     }
   }
-  cg.define(result, std::move(values));
+  cg.define(result, one_thread_loads ? one_thread_loads->deliver(values, op) : std::move(values));
 }
 
 void emit_store(KernelCodegen& cg, const ir::Operation& op) {

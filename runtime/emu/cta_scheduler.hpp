@@ -54,8 +54,11 @@ class CtaScheduler {
   std::byte* shared_memory() const { return shared_; }
 
   /// Waits until every thread of the program arrives, then returns to all of
-  /// them `mode`'s reduction of their `predicate`s (plain: 0).
-  std::uint32_t barrier(BarrierMode mode = BarrierMode::plain, bool predicate = false);
+  /// them `mode`'s reduction of their `predicate`s (plain: 0). `site` tells
+  /// the barriers of the code apart (the hook's return address): a thread
+  /// arriving at another site than the waiting threads is a fault, since on
+  /// a GPU the two groups would release each other at different points.
+  std::uint32_t barrier(const void* site, BarrierMode mode = BarrierMode::plain, bool predicate = false);
   /// shfl.sync: this lane's `value` to the warp, the value of the lane that
   /// `mode`, `operand` and `clamp` (c: clamp in bits 0-4, segment mask in bits
   /// 8-12) pick back. Every lane of `member_mask` must take part.
@@ -122,6 +125,8 @@ class CtaScheduler {
   std::uint32_t barrier_accumulated_ = 0;
   std::uint32_t barrier_result_ = 0;
   BarrierMode barrier_mode_ = BarrierMode::plain;
+  const void* barrier_site_ = nullptr;  // where the waiting threads wait
+  int barrier_first_ = -1;              // the first of them
   int finished_ = 0;
   int running_ = -1;
   void* scheduler_context_ = nullptr;  // where a suspending fiber jumps to

@@ -162,10 +162,17 @@ void CtaScheduler::fault(const std::string& message) {
   __builtin_unreachable();  // a faulted program's fibers are abandoned
 }
 
-std::uint32_t CtaScheduler::barrier(BarrierMode mode, bool predicate) {
+std::uint32_t CtaScheduler::barrier(const void* site, BarrierMode mode, bool predicate) {
   if (barrier_arrived_ == 0) {
     barrier_mode_ = mode;
     barrier_accumulated_ = mode == BarrierMode::all ? 1 : 0;
+    barrier_site_ = site;
+    barrier_first_ = running_;
+  } else if (site != barrier_site_) {
+    fault("kernel " + launch_.kernel->name + ": threads of " + program_string(program_) +
+          " reach different barriers: thread " + std::to_string(running_) + " arrives at another barrier than the " +
+          std::to_string(barrier_arrived_) + " waiting with thread " + std::to_string(barrier_first_) +
+          "; a branch or loop that the program's threads take differently must not hold a barrier");
   }
   switch (barrier_mode_) {
     case BarrierMode::plain: break;

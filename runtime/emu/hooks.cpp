@@ -93,18 +93,21 @@ std::uint32_t kiln_emu_warp_id() { return static_cast<std::uint32_t>(scheduler()
 std::uint32_t kiln_emu_warp_size() { return kLanesPerWarp; }
 
 // Barriers: bar.sync 0 (the only barrier the code generator uses); the
-// predicate reductions of barrier0.and/or/popc; bar.warp.sync waits for the warp.
-void kiln_emu_barrier() { scheduler().barrier(); }
-void kiln_emu_barrier_numbered(std::uint32_t) { scheduler().barrier(); }
-std::uint32_t kiln_emu_barrier_all(std::uint32_t predicate) {
-  return scheduler().barrier(BarrierMode::all, predicate != 0);
+// predicate reductions of barrier0.and/or/popc; bar.warp.sync waits for the
+// warp. The return address into the kernel's code names the barrier's site.
+#define KILN_EMU_BARRIER_SITE __builtin_return_address(0)
+[[gnu::noinline]] void kiln_emu_barrier() { scheduler().barrier(KILN_EMU_BARRIER_SITE); }
+[[gnu::noinline]] void kiln_emu_barrier_numbered(std::uint32_t) { scheduler().barrier(KILN_EMU_BARRIER_SITE); }
+[[gnu::noinline]] std::uint32_t kiln_emu_barrier_all(std::uint32_t predicate) {
+  return scheduler().barrier(KILN_EMU_BARRIER_SITE, BarrierMode::all, predicate != 0);
 }
-std::uint32_t kiln_emu_barrier_any(std::uint32_t predicate) {
-  return scheduler().barrier(BarrierMode::any, predicate != 0);
+[[gnu::noinline]] std::uint32_t kiln_emu_barrier_any(std::uint32_t predicate) {
+  return scheduler().barrier(KILN_EMU_BARRIER_SITE, BarrierMode::any, predicate != 0);
 }
-std::uint32_t kiln_emu_barrier_count(std::uint32_t predicate) {
-  return scheduler().barrier(BarrierMode::count, predicate != 0);
+[[gnu::noinline]] std::uint32_t kiln_emu_barrier_count(std::uint32_t predicate) {
+  return scheduler().barrier(KILN_EMU_BARRIER_SITE, BarrierMode::count, predicate != 0);
 }
+#undef KILN_EMU_BARRIER_SITE
 void kiln_emu_warp_sync(std::uint32_t mask) { scheduler().vote(VoteMode::all, mask, true); }
 
 // membar.{cta,gl,sys}: programs run on several host threads, so every

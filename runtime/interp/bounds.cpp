@@ -82,6 +82,20 @@ void check_each(const Instr& ins, const Exec& ex, const std::uint64_t* addresses
 
 }  // namespace
 
+std::string describe_address(const Exec& ex, std::uint64_t address, ir::DType dtype) {
+  const auto bytes = static_cast<std::uint64_t>(ir::dtype_bytes(dtype));
+  const auto& types = ex.program->arg_types;
+  for (std::size_t a = 0; a < types.size(); ++a) {
+    const MemoryRange& r = ex.args[a].range;
+    if (types[a].is_pointer && inside(r, address, bytes))
+      return "element " + std::to_string((address - r.begin) / bytes) + " of '" + range_name(ex, static_cast<int>(a)) +
+             "'";
+  }
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(address));
+  return std::string("address ") + hex + " (in no pointer argument)";
+}
+
 Access check_access(const Instr& ins, const Exec& ex, const std::uint64_t* addresses, const std::uint8_t* mask,
                     std::int64_t mask_step, std::int64_t n) {
   const auto bytes = static_cast<std::uint64_t>(ir::dtype_bytes(ins.dtype));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "program.hpp"
 
@@ -24,5 +25,9 @@ struct Access {
 /// the source is mixed). Throws KernelError naming the first offending one.
 Access check_access(const Instr& ins, const Exec& ex, const std::uint64_t* addresses, const std::uint8_t* mask,
                     std::int64_t mask_step, std::int64_t n);
+
+/// "element 1018 of 'x'" for the pointer argument holding `address`, whose
+/// elements are of `dtype`, or "address 0x… (in no pointer argument)".
+std::string describe_address(const Exec& ex, std::uint64_t address, ir::DType dtype);
 
 }  // namespace kiln::runtime::interp

@@ -1,5 +1,6 @@
-// print (one line per op and program on stdout) and assert (a KernelError
-// naming the first false element).
+// print (one line per op and program on stdout), assert (a KernelError
+// naming the first false element) and barrier (tile ops already run in
+// program order here, so it only ends the hazard check's window).
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -74,9 +75,15 @@ KILN_ROUTINE void run_assert(const Instr& ins, Exec& ex) {
                 (ins.param[0] ? ", element " + std::to_string(i) : std::string()) + ")");
 }
 
+KILN_ROUTINE void run_barrier(const Instr&, Exec& ex) { ex.hazards.clear(); }
+
 }  // namespace
 
 void bind_debug(const ir::Operation& op, Instr& ins) {
+  if (op.code == ir::OpCode::barrier) {
+    ins.run = &run_barrier;
+    return;
+  }
   if (op.code == ir::OpCode::print) {
     const ir::Attribute* prefix = op.find_attribute("prefix");
     if (prefix) ins.text = op.string_attribute("prefix");

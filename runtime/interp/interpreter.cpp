@@ -129,6 +129,7 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
         for (std::int64_t id = begin; id < end && !stop.load(std::memory_order_relaxed); ++id) {
           ex.pid = {static_cast<int>(id % grid[0]), static_cast<int>(id / grid[0] % grid[1]),
                     static_cast<int>(id / (static_cast<std::int64_t>(grid[0]) * grid[1]))};
+          ex.hazards.clear();
           interp::run_code(program.body.code, ex);
         }
       }

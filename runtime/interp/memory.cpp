@@ -1,5 +1,6 @@
 // addptr, load and store: address arithmetic and bounds-checked global
-// memory access; masked-off lanes are never touched.
+// memory access, hazard-checked where a buffer is both loaded and stored;
+// masked-off lanes are never touched.
 
 #include <bit>
 #include <cstring>
@@ -70,6 +71,7 @@ KILN_ROUTINE void run_load(const Instr& ins, Exec& ex) {
     }
   }
   const Access access = check_access(ins, ex, p, mask, 1, n);
+  if (ins.check_hazards) ex.hazards.loaded(ins, ex, p, mask, n);
   if (!mask) {
     if (access.contiguous) std::memcpy(out, reinterpret_cast<const void*>(p[0]), n * sizeof(U));
     else
@@ -113,6 +115,7 @@ KILN_ROUTINE void run_store(const Instr& ins, Exec& ex) {
     mask = nullptr;
   }
   const Access access = check_access(ins, ex, p, mask, 1, n);
+  if (ins.check_hazards) ex.hazards.stored(ins, ex, p, mask, n);
   if (access.contiguous && access.active == n) {
     std::memcpy(reinterpret_cast<void*>(p[0]), value, n * sizeof(U));
   } else if (access.contiguous) {

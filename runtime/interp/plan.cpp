@@ -1,5 +1,5 @@
 // Prepares a kernel for the interpreter: assigns every value a frame slot
-// (reusing memory of dead values), tracks pointer provenance, and binds each
+// (reusing memory of dead values), reads pointer provenance, and binds each
 // op to its typed routine.
 #include <algorithm>
 #include <climits>
@@ -11,6 +11,7 @@
 
 #include "fault.hpp"
 #include "kiln/ir/op_schema.hpp"
+#include "kiln/ir/provenance.hpp"
 #include "program.hpp"
 
 namespace kiln::runtime::interp {
@@ -18,7 +19,6 @@ namespace kiln::runtime::interp {
 namespace {
 
 constexpr std::size_t kAlignment = 64;
-constexpr int kUndefinedSource = -2;
 
 std::size_t value_bytes(const ir::Type& t) { return static_cast<std::size_t>(t.numel()) * t.element_bytes(); }
 
@@ -186,112 +186,28 @@ class SlotAllocator {
   std::vector<std::size_t> offsets_;
 };
 
-int join_source(int a, int b) {
-  if (a == kUndefinedSource) return b;
-  if (b == kUndefinedSource || a == b) return a;
-  return kMixedSource;
-}
-
-/// Which pointer argument each pointer value derives from, iterated to a
-/// fixed point over loop-carried values.
-class Provenance {
+/// The pointer sources the kernel both loads and stores through: only
+/// accesses to those need the hazard check. A mixed source may be any
+/// buffer, so it meets every source of the other kind.
+class SharedBuffers {
  public:
-  explicit Provenance(const ir::Function& fn) : source_(fn.value_count(), kUndefinedSource) {
-    for (std::size_t i = 0; i < fn.body.arguments.size(); ++i)
-      if (fn.body.arguments[i]->type.is_pointer) source_[fn.body.arguments[i]->id] = static_cast<int>(i);
-    do {
-      changed_ = false;
-      visit(fn.body);
-    } while (changed_);
+  SharedBuffers(const ir::Function& fn, const ir::Provenance& provenance) {
+    walk(fn.body, [&](ir::Operation& op) {
+      if (op.code == ir::OpCode::load) loaded_.insert(provenance.source(op.operands[0]));
+      if (op.code == ir::OpCode::store) stored_.insert(provenance.source(op.operands[0]));
+    });
   }
 
-  int source(const ir::Value* v) const {
-    const int s = source_[v->id];
-    return s == kUndefinedSource ? kMixedSource : s;
+  /// Whether a `code` (load or store) through `source` may touch memory that
+  /// the kernel accesses the other way too.
+  bool may_meet(ir::OpCode code, int source) const {
+    const std::unordered_set<int>& other = code == ir::OpCode::load ? stored_ : loaded_;
+    if (other.empty()) return false;
+    return source == kMixedSource || other.count(source) || other.count(kMixedSource);
   }
 
  private:
-  int of(const ir::Value* v) const { return source_[v->id]; }
-
-  void flow(const ir::Value* to, int from) {
-    if (!to->type.is_pointer) return;
-    const int joined = join_source(source_[to->id], from);
-    if (joined != source_[to->id]) {
-      source_[to->id] = joined;
-      changed_ = true;
-    }
-  }
-
-  static const std::vector<ir::Value*>& yields(const ir::Block& b) {
-    static const std::vector<ir::Value*> none;
-    const ir::Operation* t = b.terminator();
-    return t ? t->operands : none;
-  }
-
-  void visit(const ir::Block& block) {
-    for (auto& op : block.ops) {
-      for (auto& region : op->regions) visit(*region);
-      const auto& in = op->operands;
-      switch (op->code) {
-        case ir::OpCode::splat:
-        case ir::OpCode::broadcast:
-        case ir::OpCode::expand_dims:
-        case ir::OpCode::reshape:
-        case ir::OpCode::trans:
-        case ir::OpCode::addptr:
-        case ir::OpCode::split:
-          for (ir::Value* r : op->results) flow(r, of(in[0]));
-          break;
-        case ir::OpCode::cast:
-        case ir::OpCode::bitcast: flow(op->result(), in[0]->type.is_pointer ? of(in[0]) : kMixedSource); break;
-        case ir::OpCode::join: flow(op->result(), join_source(of(in[0]), of(in[1]))); break;
-        case ir::OpCode::select: flow(op->result(), join_source(of(in[1]), of(in[2]))); break;
-        case ir::OpCode::for_: {
-          const ir::Block& body = *op->regions[0];
-          for (std::size_t i = 0; i + 3 < in.size() && i + 1 < body.arguments.size(); ++i) {
-            flow(body.arguments[i + 1], of(in[i + 3]));
-            if (i < yields(body).size()) flow(body.arguments[i + 1], of(yields(body)[i]));
-            if (i < op->results.size()) flow(op->results[i], of(body.arguments[i + 1]));
-          }
-          break;
-        }
-        case ir::OpCode::if_:
-          for (std::size_t i = 0; i < op->results.size(); ++i)
-            for (auto& region : op->regions)
-              if (i < yields(*region).size()) flow(op->results[i], of(yields(*region)[i]));
-          break;
-        case ir::OpCode::while_: {
-          const ir::Block& before = *op->regions[0];
-          const ir::Block& after = *op->regions[1];
-          for (std::size_t i = 0; i < in.size() && i < before.arguments.size(); ++i) {
-            flow(before.arguments[i], of(in[i]));
-            if (i < yields(after).size()) flow(before.arguments[i], of(yields(after)[i]));
-            if (i < after.arguments.size()) flow(after.arguments[i], of(before.arguments[i]));
-            if (i < op->results.size()) flow(op->results[i], of(before.arguments[i]));
-          }
-          break;
-        }
-        case ir::OpCode::reduce:
-        case ir::OpCode::scan: {
-          const ir::Block& combine = *op->regions[0];
-          const std::size_t n = in.size();
-          for (std::size_t j = 0; j < n && n + j < combine.arguments.size(); ++j) {
-            for (std::size_t side : {j, n + j}) {
-              flow(combine.arguments[side], of(in[j]));
-              if (j < yields(combine).size()) flow(combine.arguments[side], of(yields(combine)[j]));
-            }
-            if (j < op->results.size()) flow(op->results[j], of(combine.arguments[j]));
-          }
-          break;
-        }
-        default:
-          for (ir::Value* r : op->results) flow(r, kMixedSource);
-      }
-    }
-  }
-
-  std::vector<int> source_;
-  bool changed_ = false;
+  std::unordered_set<int> loaded_, stored_;
 };
 
 class Compiler {
@@ -301,7 +217,8 @@ class Compiler {
         once_(program_invariant_ops(fn)),
         unneeded_(unneeded_splats(fn)),
         liveness_(fn, once_),
-        provenance_(fn) {
+        provenance_(fn),
+        shared_buffers_(fn, provenance_) {
     slot_range_.assign(fn.value_count(), -1);
     assign(fn.body.arguments);
     walk(fn.body, [&](ir::Operation& op) {
@@ -370,6 +287,10 @@ class Compiler {
       ins.source = provenance_.source(op.operands[0]);
       ins.dtype = op.operands[0]->type.dtype;
     }
+    if (op.code == ir::OpCode::load || op.code == ir::OpCode::store) {
+      ins.check_hazards = shared_buffers_.may_meet(op.code, ins.source);
+      ins.access_shape = op.operands[0]->type.shape;
+    }
     if (const ir::Value* base = splat_base(op)) {
       ins.in[0] = slot(base);
       ins.scalar_base = true;
@@ -399,7 +320,8 @@ class Compiler {
   std::unordered_set<const ir::Operation*> once_;      // run once per frame
   std::unordered_set<const ir::Operation*> unneeded_;  // never run
   Liveness liveness_;
-  Provenance provenance_;
+  ir::Provenance provenance_;
+  SharedBuffers shared_buffers_;
   SlotAllocator allocator_;
   std::vector<int> slot_range_;
   std::unordered_map<const ir::Operation*, int> scratch_range_;

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "hazard.hpp"
 #include "kiln/ir/ir.hpp"
+#include "kiln/ir/provenance.hpp"
 #include "kiln/runtime/interpreter.hpp"
 
 namespace kiln::runtime::interp {
@@ -48,7 +50,7 @@ struct Body {
 
 /// Provenance of a pointer value: the kernel argument its addresses derive
 /// from, or kMixedSource when that is not one argument.
-inline constexpr int kMixedSource = -1;
+inline constexpr int kMixedSource = ir::Provenance::kMixed;
 
 /// One op, bound at plan time to the routine for its element types.
 struct Instr {
@@ -56,15 +58,17 @@ struct Instr {
   ir::OpCode code{};
   std::string loc;  // "softmax.hpp:41", or empty
   std::vector<SlotRef> in, out;
-  std::int64_t n = 0;                   // elements of the first result
-  std::array<std::int64_t, 4> param{};  // op-specific integers (axis sizes, flags)
-  std::vector<std::int64_t> dims;       // op-specific shape data
-  std::uint64_t bits = 0;               // a constant's element bits
-  int source = kMixedSource;            // memory ops: the pointer's provenance
-  bool scalar_base = false;             // addptr: in[0] is the scalar its pointer operand splats
-  ir::DType dtype{};                    // memory ops: the pointee
-  std::string text;                     // print prefix, assert message
-  std::vector<ir::Type> types;          // print: the operand types
+  std::int64_t n = 0;                      // elements of the first result
+  std::array<std::int64_t, 4> param{};     // op-specific integers (axis sizes, flags)
+  std::vector<std::int64_t> dims;          // op-specific shape data
+  std::uint64_t bits = 0;                  // a constant's element bits
+  int source = kMixedSource;               // memory ops: the pointer's provenance
+  bool scalar_base = false;                // addptr: in[0] is the scalar its pointer operand splats
+  ir::DType dtype{};                       // memory ops: the pointee
+  bool check_hazards = false;              // load, store: the buffer may be both loaded and stored (hazard.hpp)
+  std::vector<std::int64_t> access_shape;  // load, store: the pointer tile's shape
+  std::string text;                        // print prefix, assert message
+  std::vector<ir::Type> types;             // print: the operand types
   std::vector<Body> regions;
   SlotRef scratch;  // dot: conversion buffers
 };
@@ -88,6 +92,7 @@ struct Exec {
   Grid grid{};
   std::span<const KernelArgument> args;
   LaunchStats stats;
+  HazardLog hazards;  // the current program's accesses since its last barrier
 
   template <class T>
   T* at(const SlotRef& s) const {

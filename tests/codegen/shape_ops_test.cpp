@@ -72,13 +72,13 @@ const std::string kSplit = aligned_kernel(
         store_text("b_pointers", "%2", "out", "b", "256", "f32"));
 
 /// join of two scalars and split of the pair back, added and stored.
-const char* kScalarPair = R"(kernel @scalar_pair(%0: ptr<f32>, %1: ptr<f32>) {
-  %2 = load %0 {cache = none, evict = none} : f32
-  %3 = load %1 {cache = none, evict = none} : f32
-  %4 = join %2, %3 : tile<2xf32>
-  %5, %6 = split %4 : f32, f32
-  %7 = sub %5, %6 : f32
-  store %0, %7 {cache = none, evict = none}
+const char* kScalarPair = R"(kernel @scalar_pair(%0: ptr<f32>, %1: ptr<f32>, %2: ptr<f32>) {
+  %3 = load %0 {cache = none, evict = none} : f32
+  %4 = load %1 {cache = none, evict = none} : f32
+  %5 = join %3, %4 : tile<2xf32>
+  %6, %7 = split %5 : f32, f32
+  %8 = sub %6, %7 : f32
+  store %2, %8 {cache = none, evict = none}
 }
 )";
 

@@ -44,9 +44,10 @@ TEST(TracedAtomicsAndDebug, CompareExchangeLoopDeliversEachResultToEveryThread) 
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel =
         lowering::compile_for_gpu(kl::compile<cas_increment<kl::half>>().ir(), {.arch = arch});
-    // The first add and two compare-exchanges, each broadcast from thread 0
-    // through shared memory between two barriers, one half each in one region.
-    EXPECT_EQ(count(kernel.llvm_ir, "call void @llvm.nvvm.barrier0()"), 3 * 2) << kernel.llvm_ir;
+    // The first add and two compare-exchanges, each behind a barrier (acq_rel
+    // releases the program's accesses) and broadcast from thread 0 through
+    // shared memory between two barriers, one half each in one region.
+    EXPECT_EQ(count(kernel.llvm_ir, "call void @llvm.nvvm.barrier0()"), 3 * 3) << kernel.llvm_ir;
     EXPECT_EQ(kernel.shared_bytes, 2);
     EXPECT_EQ(count(kernel.llvm_ir, "atomicrmw fadd ptr addrspace(1)"), 1) << kernel.llvm_ir;
     EXPECT_EQ(count(kernel.llvm_ir, "cmpxchg ptr addrspace(1)"), 2) << kernel.llvm_ir;

@@ -196,6 +196,39 @@ TEST(Fibers, ABarrierAnExitedThreadNeverReachesIsADeadlock) {
             "that the others never reach");
 }
 
+// Threads below 64 wait at one barrier, the others at another (a barrier
+// reduction, so that no pass merges the two).
+const char* kSplitBarrierKernel = R"(
+define ptx_kernel void @split_barriers(ptr addrspace(1) %out) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %low = icmp ult i32 %tid, 64
+  br i1 %low, label %first, label %second
+first:
+  call void @llvm.nvvm.barrier0()
+  br label %done
+second:
+  %count = call i32 @llvm.nvvm.barrier0.popc(i32 1)
+  br label %done
+done:
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.barrier0()
+declare i32 @llvm.nvvm.barrier0.popc(i32)
+)";
+
+TEST(Fibers, ThreadsAtDifferentBarriersAreAFault) {
+  const auto kernel = compile_nvvm(kSplitBarrierKernel, "split_barriers", "%0: ptr<i32>");
+  Buffer<std::int32_t> out(1, Device::emu());
+  const std::vector<KernelArgument> args = {pointer_to(out, "out")};
+  EXPECT_EQ(kernel_error([&] { kernel->launch(Device::emu(1), Grid{2, 1, 1}, args); }),
+            "kernel split_barriers: threads of program (0, 0, 0) reach different barriers: thread 64 arrives at "
+            "another barrier than the 64 waiting with thread 0; a branch or loop that the program's threads take "
+            "differently must not hold a barrier");
+}
+
 // Lane 3 of each warp prints its thread index and a float through vprintf's
 // packed argument buffer: i32 at 0, f64 at 8, a string pointer at 16, i64 at 24.
 const char* kPrintKernel = R"(

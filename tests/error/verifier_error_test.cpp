@@ -57,11 +57,23 @@ TEST(VerifierError, ArithmeticOnPointers) {
             "verify: add: pointer operands are not allowed (use addptr), %0 is ptr<f32>");
 }
 
-TEST(VerifierError, BadBroadcast) {
+TEST(VerifierError, TileDimensionNotAPowerOfTwo) {
+  EXPECT_EQ(verify_error(R"(kernel @k() {
+  %0 = arange {start = 0} : tile<96xi32> loc("rope.hpp":7)
+})"),
+            "verify: arange: tile dimension 96 is not a power of two (pad the tile to 128 and mask the extra "
+            "elements), %0 is tile<96xi32> (rope.hpp:7)");
   EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<4x3xf32>) {
+})"),
+            "verify: kernel @k: tile dimension 3 is not a power of two (pad the tile to 4 and mask the extra "
+            "elements), %0 is tile<4x3xf32>");
+}
+
+TEST(VerifierError, BadBroadcast) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<4x2xf32>) {
   %1 = broadcast %0 : tile<4x8xf32> loc("k.hpp":2)
 })"),
-            "verify: broadcast: cannot broadcast dimension 1 from 3 to 8, %0 is tile<4x3xf32>, %1 is tile<4x8xf32> "
+            "verify: broadcast: cannot broadcast dimension 1 from 2 to 8, %0 is tile<4x2xf32>, %1 is tile<4x8xf32> "
             "(k.hpp:2)");
 }
 

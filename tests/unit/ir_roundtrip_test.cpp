@@ -133,6 +133,7 @@ std::map<std::string, std::string> op_samples() {
                       "  }\n");
   s["print"] = kernel("print", "%0: i32, %1: tile<4xf32>", "  print %0, %1 {prefix = \"x = \"}\n");
   s["assert"] = kernel("assert", "%0: tile<8xi1>", "  assert %0 {message = \"index out of bounds\"}\n");
+  s["barrier"] = kernel("barrier", "%0: i32", "  barrier\n  %1 = add %0, %0 : i32\n");
   return s;
 }
 

@@ -1,4 +1,4 @@
-// Debugging inside kernels: device_print and device_assert.
+// Debugging inside kernels: device_print, device_assert and debug_barrier.
 #pragma once
 
 #include <source_location>
@@ -31,6 +31,15 @@ void device_assert(const C& cond, const std::string& message,
                    std::source_location loc = std::source_location::current()) {
   static_assert(dtype_of<C> == ir::DType::i1, "kiln: device_assert needs an i1 condition");
   detail::emit_op(ir::OpCode::assert, {cond.value()}, {}, {{"message", message}}, 0, loc);
+}
+
+/// Orders the program's memory accesses: every load and store before it is
+/// done, and seen by all of the program's elements, before any after it (a
+/// CTA barrier on the GPU). Needed between a load and a store of one buffer
+/// when an element writes what another element read, as in a tile reversed
+/// in place; the cpu device reports the access pairs that lack it.
+inline void debug_barrier(std::source_location loc = std::source_location::current()) {
+  detail::emit_op(ir::OpCode::barrier, {}, {}, {}, 0, loc);
 }
 
 }  // namespace kiln

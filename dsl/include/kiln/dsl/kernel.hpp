@@ -31,7 +31,8 @@ struct Grid {
 struct CompileOptions {
   /// Warps per program on GPU backends (recorded in the kernel for them).
   int num_warps = 4;
-  /// Software-pipelining depth on GPU backends.
+  /// Software-pipelining depth on GPU backends: recorded in the program and
+  /// its cache key; no code generator step reads it yet.
   int num_stages = 3;
   /// Run the IR passes (canonicalize, CSE, LICM, DCE).
   bool optimize = true;

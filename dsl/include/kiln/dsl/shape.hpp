@@ -73,6 +73,13 @@ struct broadcast_dim {
   }
 };
 
+struct is_power_of_two {
+  template <class D>
+  constexpr auto operator()(D) const {
+    return hana::bool_c < D::value != 0 && (D::value & (D::value - 1)) == 0 > ;
+  }
+};
+
 /// The shape type holding the dims of a Hana tuple of size_c constants.
 template <class HanaDims>
 using shape_from_dims = decltype(hana::unpack(HanaDims{}, to_shape{}));
@@ -118,6 +125,17 @@ template <class From, class To>
 struct broadcast_to_check {
   static_assert(broadcasts_to_v<From, To>, "kiln: tile shape cannot be broadcast to the target shape");
   static constexpr bool value = true;
+};
+
+/// Every dimension of a tile is a power of two, as the GPU code generator
+/// spreads a tile over threads by halving it: the first line of the error
+/// names the shape.
+template <class S>
+struct tile_dims_check {
+  static constexpr bool value = decltype(hana::all_of(S::dims, detail::is_power_of_two{}))::value;
+  static_assert(value,
+                "kiln: tile dimensions must be powers of two; pad the tile to std::bit_ceil(n) and mask the extra "
+                "elements");
 };
 
 /// An axis must lie in [0, rank) for reductions and scans.

@@ -88,6 +88,7 @@ template <class E, std::size_t... D>
 class Tile : public detail::Handle, public detail::Operators<Tile<E, D...>> {
   static_assert(sizeof...(D) > 0, "kiln::Tile needs at least one dimension; use Scalar for rank 0");
   static_assert(((D > 0) && ...), "kiln::Tile dimensions must be positive");
+  static_assert(tile_dims_check<shape<D...>>::value);
 
  public:
   using element_type = E;

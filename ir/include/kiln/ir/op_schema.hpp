@@ -25,11 +25,12 @@ enum class OpFamily : std::uint8_t {
   scan,         // scan over one axis with a combine region
   control,      // for, if, while
   terminator,   // yield
-  debug,        // print, assert
+  debug,        // print, assert, barrier
 };
 
-/// What an op does besides computing its results (not counting its regions').
-enum class OpEffect : std::uint8_t { none, reads, writes, reports };
+/// What an op does besides computing its results (not counting its regions'):
+/// `orders` is a barrier, which the program's loads and stores do not cross.
+enum class OpEffect : std::uint8_t { none, reads, writes, reports, orders };
 
 /// Whether an op's tile operands and results share one layout (`joins`) or
 /// each has its own (`own`: shape changes, dot, reductions, regions).
@@ -69,13 +70,14 @@ constexpr std::size_t first_op_missing(OpFamily family, Implemented implemented)
   return kOpCount;
 }
 
-/// Writes memory or talks to the host: never removed, merged or moved.
-constexpr bool writes_or_reports(OpCode code) {
+/// Writes memory, talks to the host or orders memory: never removed, merged
+/// or moved.
+constexpr bool has_lasting_effect(OpCode code) {
   const OpEffect effect = effect_of(code);
-  return effect == OpEffect::writes || effect == OpEffect::reports;
+  return effect == OpEffect::writes || effect == OpEffect::reports || effect == OpEffect::orders;
 }
 
-/// The op, or an op in one of its regions, writes memory or reports.
+/// The op, or an op in one of its regions, writes memory, reports or orders.
 bool has_side_effects(const Operation& op);
 
 /// The op, or an op in one of its regions, writes memory.
