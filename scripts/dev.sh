@@ -19,7 +19,7 @@ jobs="${KILN_JOBS:-$(nproc)}"
 
 packages=(
   llvm-19-dev libzstd-dev libboost1.74-dev libboost-context1.74-dev libgtest-dev libbenchmark-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev ccache cmake g++ make clang-format-19 python3
+  libcli11-dev libfmt-dev nlohmann-json3-dev ccache cmake g++ make clang-format-19 python3 pandoc
 )
 
 fail() {

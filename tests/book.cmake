@@ -2,7 +2,10 @@
 # device and prints exactly the output block its chapter shows
 # (book.<name>), and runs again on emu, checking its own result
 # (book.emu.<name>); book.snippets checks that every code block of the book
-# equals the source region it names (scripts/book_snippets.py).
+# equals the source region it names (scripts/book_snippets.py), book.links
+# that every link and anchor between its pages resolves (scripts/book_links.py),
+# book.html that scripts/book.sh renders it with pandoc into build/book and
+# that every link between the rendered pages resolves.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(KILN_BOOK_SCRIPT ${PROJECT_SOURCE_DIR}/scripts/book_snippets.py)
 file(GLOB KILN_BOOK_EXAMPLES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/examples/book/*.cpp)
@@ -15,3 +18,8 @@ foreach(source IN LISTS KILN_BOOK_EXAMPLES)
 endforeach()
 add_test(NAME book.snippets COMMAND Python3::Interpreter ${KILN_BOOK_SCRIPT} check)
 set_tests_properties(book.snippets PROPERTIES LABELS book)
+add_test(NAME book.links COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/scripts/book_links.py)
+set_tests_properties(book.links PROPERTIES LABELS book)
+add_test(NAME book.html
+         COMMAND sh -c "bash '${PROJECT_SOURCE_DIR}/scripts/book.sh' '${CMAKE_BINARY_DIR}/book' && '${Python3_EXECUTABLE}' '${PROJECT_SOURCE_DIR}/scripts/book_links.py' --html '${CMAKE_BINARY_DIR}/book'")
+set_tests_properties(book.html PROPERTIES LABELS book)

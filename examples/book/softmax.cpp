@@ -73,7 +73,8 @@ int main() {
 
   // [book:tolerance]
   const double u = std::numeric_limits<float>::epsilon() / 2;  // f32's unit roundoff, 2^-24
-  const double element = kSpread * u + 4 * u;  // x - max rounded (exp turns it relative), then exp's 2 ulp
+  // x - max rounded (exp turns it relative), then exp: 2 ulp of ex2.approx and the rounding of (x - max) * log2(e)
+  const double element = kSpread * u + 4 * u + 1.25 * kSpread * u;
   const double sum = (kCols - 1) * u / (1 - (kCols - 1) * u);  // n - 1 additions of positive terms, any order
   const double tolerance = 2 * element + sum + u;              // numerator, denominator, the division
   // [/book:tolerance]

@@ -26,7 +26,8 @@ template <Numeric A, Numeric B>
 using dot_result_t = Tile<Scalar<storage_t<accumulator_dtype<A>()>>, dim_v<shape_t<A>, 0>, dim_v<shape_t<B>, 1>>;
 }  // namespace detail
 
-/// acc + a @ b for a [M, K] and b [K, N]; f16/bf16/f32 inputs accumulate in
+// [book:dot]
+/// acc + a @ b for a [M, K] and b [K, N]; f16/bf16/f32/fp8 inputs accumulate in
 /// f32, i8 in i32. acc is [M, N] of the accumulator dtype.
 template <Numeric A, Numeric B, Numeric Acc>
 auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
@@ -43,6 +44,7 @@ auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
   return R(detail::emit(ir::OpCode::dot, {a.value(), b.value(), acc.value()}, ir_type<R>(),
                         {{"precision", ir::symbol_attribute(opts.precision)}}, loc));
 }
+// [/book:dot]
 
 /// a @ b with a zero accumulator.
 template <Numeric A, Numeric B>
