@@ -29,14 +29,19 @@ std::uint64_t distance(const MemoryRange& r, std::uint64_t address, std::uint64_
   return address + bytes > r.end ? address + bytes - r.end : 0;
 }
 
+/// "0x7f3a…".
+std::string hex(std::uint64_t address) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
+  return text;
+}
+
 [[noreturn]] void out_of_bounds(const Instr& ins, const Exec& ex, int arg, std::uint64_t address) {
   const std::string what = std::string(ir::op_info(ins.code).name) + " out of bounds" + at_line(ins) + ": ";
   const auto bytes = static_cast<std::int64_t>(ir::dtype_bytes(ins.dtype));
   const std::string type(ir::dtype_name(ins.dtype));
   if (arg < 0) {
-    char hex[32];
-    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(address));
-    fault(ex, what + "address " + hex + " of a " + type + " element is inside no pointer argument");
+    fault(ex, what + "address " + hex(address) + " of a " + type + " element is inside no pointer argument");
   }
   const MemoryRange& r = ex.args[arg].range;
   const auto diff = static_cast<std::int64_t>(address - r.begin);
@@ -91,9 +96,7 @@ std::string describe_address(const Exec& ex, std::uint64_t address, ir::DType dt
       return "element " + std::to_string((address - r.begin) / bytes) + " of '" + range_name(ex, static_cast<int>(a)) +
              "'";
   }
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(address));
-  return std::string("address ") + hex + " (in no pointer argument)";
+  return "address " + hex(address) + " (in no pointer argument)";
 }
 
 Access check_access(const Instr& ins, const Exec& ex, const std::uint64_t* addresses, const std::uint8_t* mask,

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "error/kernel_error.hpp"
 #include "kiln/kiln.hpp"
 
 namespace error_kernels {
@@ -95,6 +96,7 @@ namespace {
 
 namespace kl = kiln;
 using error_kernels::failing_line;
+using kiln::test::kernel_error;
 
 template <auto Fn>
 std::string trace_error() {
@@ -158,16 +160,6 @@ TEST(TraceError, BreakOutOfRange) {
 TEST(TraceError, ProgramIdAxis3) {
   const std::string got = trace_error<error_kernels::program_id_axis_3>();
   EXPECT_EQ(got, "kernel program_id_axis_3: program_id: axis must be 0, 1 or 2, got 3 (" + at_line(failing_line) + ")");
-}
-
-template <class Launch>
-std::string kernel_error(Launch launch) {
-  try {
-    launch();
-  } catch (const kiln::runtime::KernelError& e) {
-    return e.what();
-  }
-  return "<ran without error>";
 }
 
 TEST(KernelError, UnmaskedLoadPastTheEnd) {
