@@ -8,6 +8,7 @@
 #include <bit>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -110,8 +111,8 @@ namespace {
 /// results of shape ops.
 class LayoutAssignment {
  public:
-  LayoutAssignment(const ir::Function& fn, const AxisInfoMap& axes, int num_warps)
-      : fn_(fn), axes_(axes), num_warps_(num_warps) {
+  LayoutAssignment(const ir::Function& fn, const AxisInfoMap& axes, const GpuTarget& target)
+      : fn_(fn), axes_(axes), target_(target), num_warps_(target.num_warps) {
     ir::walk(fn.body, [&](ir::Operation& op) { all_ops_.push_back(&op); });
   }
 
@@ -119,6 +120,7 @@ class LayoutAssignment {
     group_into_classes();
     measure_access_widths();
     choose_rank_layouts();
+    demand_accumulator_layouts();
     settle_slice_demands();
     derive_shape_op_layouts();
     LayoutMap layouts;
@@ -231,6 +233,37 @@ class LayoutAssignment {
     return blocked_layout(shape, {per_thread}, {kLanesPerWarp}, {num_warps_}, {0});
   }
 
+  /// A tensor-core dot's result and accumulator classes live in the mma.sync
+  /// accumulator layout, and so does everything element-wise they feed or
+  /// that feeds them (the loop-carried accumulator, the epilogue, the store).
+  /// A class whose first broadcast (in program order) is into such a class
+  /// takes the accumulator layout with the broadcast dimensions dropped, so
+  /// that the broadcast stays inside each thread (a bias row, attention's
+  /// row statistics); a class first broadcast elsewhere keeps its own layout
+  /// and is converted where it meets the accumulator.
+  void demand_accumulator_layouts() {
+    std::set<const Value*> accumulator_classes;
+    for (const Operation* op : all_ops_) {
+      if (op->code != OpCode::dot || !dot_uses_tensor_cores(*op, target_)) continue;
+      const LinearLayout layout = dot_accumulator_layout(*op, num_warps_);
+      for (const Value* value : {op->result(), op->operands[2]}) {
+        const Value* root = classes_.find(value);
+        if (demands_.try_emplace(root, layout).first->second == layout) accumulator_classes.insert(root);
+      }
+    }
+    if (accumulator_classes.empty()) return;
+    std::set<const Value*> broadcast_seen;
+    for (const Operation* op : all_ops_) {
+      if (op->code != OpCode::broadcast || !op->operands[0]->type.is_tile()) continue;
+      const Value* operand_root = classes_.find(op->operands[0]);
+      if (!broadcast_seen.insert(operand_root).second) continue;
+      const Value* result_root = classes_.find(op->result());
+      if (!accumulator_classes.contains(result_root)) continue;
+      demands_.try_emplace(operand_root,
+                           broadcast_operand_layout(demands_.at(result_root), op->operands[0]->type.shape));
+    }
+  }
+
   /// A class of rank r may be demanded a slice of a layout of rank r + 1: a
   /// reduce leaves its results in the slice of its input's layout;
   /// expand_dims needs its operand, and join its operands, in the slice of
@@ -307,24 +340,29 @@ class LayoutAssignment {
     }
   }
 
-  /// dot reads a and b in operand layouts derived from its result's, which
-  /// the accumulator shares (both are 2-D tiles of one shape).
+  /// dot reads its accumulator in its result's layout, and a and b in the
+  /// mma.sync fragment layouts (tensor cores) or in operand layouts derived
+  /// from the result's (FMA units).
   void record_dot_conversions(LayoutMap& layouts) const {
     for (const Operation* op : all_ops_) {
       if (op->code != OpCode::dot || op->operands.size() != 3 || op->operands[0]->type.shape.size() != 2) continue;
       const LinearLayout& result = layouts.at(*op->result());
       const std::int64_t k_size = op->operands[0]->type.shape[1];
-      for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}}) {
-        const Value* value = op->operands[index];
+      const bool tensor_cores = dot_uses_tensor_cores(*op, target_);
+      auto need = [&](const Value* value, LinearLayout needed) {
         const LinearLayout& lives_in = layouts.at(*value);
-        LinearLayout needed = dot_operand_layout(result, operand, k_size);
         if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{value, lives_in, std::move(needed)});
-      }
+      };
+      for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}})
+        need(op->operands[index], tensor_cores ? dot_fragment_layout(*op, operand, num_warps_)
+                                               : dot_operand_layout(result, operand, k_size));
+      need(op->operands[2], result);
     }
   }
 
   const ir::Function& fn_;
   const AxisInfoMap& axes_;
+  const GpuTarget& target_;
   const int num_warps_;
   std::vector<const Operation*> all_ops_;  // nested regions included, parents first
   Classes classes_;
@@ -338,10 +376,11 @@ class LayoutAssignment {
 
 }  // namespace
 
-LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int num_warps) {
+LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, const GpuTarget& target) {
+  const int num_warps = target.num_warps;
   if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)) != 0)
     throw LoweringError("num_warps is " + std::to_string(num_warps) + ", expected a power of two from 1 to 32");
-  return LayoutAssignment(fn, axes, num_warps).run();
+  return LayoutAssignment(fn, axes, target).run();
 }
 
 namespace {

@@ -1,12 +1,16 @@
 // LLVM code generation for `dot` (acc + a @ b), on tensor cores or the FMA units.
 //
-// Tensor cores (f16/bf16 inputs, f32 accumulator, K a multiple of 16, sm_80+):
-// the accumulator, a and b are stored row-major into a shared staging buffer
-// from the layouts they live in and read back in the mma.sync.m16n8k16
-// fragment layouts (dot_layout.hpp); each 16 x 8 accumulator tile a warp
-// holds takes one `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` (f16) or
-// `.bf16` per 16 k, in increasing k, and the result returns through the
-// buffer to the result's layout.
+// Tensor cores (dot_uses_tensor_cores: f16/bf16 inputs, f32 accumulator, K a
+// multiple of 16, sm_80+): the accumulator and the result live in the
+// mma.sync.m16n8k16 accumulator layout (layout assignment gives it to their
+// class, so a loop-carried accumulator never moves), and a and b are read in
+// the fragment layouts (dot_layout.hpp): an operand that already lives there
+// or whose conversion stays inside each thread (attention's P, the
+// accumulator of the first dot, cast to f16) is read from registers, and the
+// others are stored into shared memory from the layouts they live in and read
+// back as fragments, both in one crossing. Each 16 x 8 accumulator tile a
+// warp holds takes one `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` (f16) or
+// `.bf16` per 16 k, in increasing k.
 //
 // FMA units (every other dot): each thread computes the accumulator
 // registers it holds in the result's layout, reading a and b in the dot
@@ -34,11 +38,9 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <utility>
 
 #include "codegen.hpp"
@@ -78,31 +80,6 @@ struct OperandSource {
   std::map<std::pair<std::int32_t, std::int32_t>, int> register_of;
 };
 
-/// The sm_XY number of `arch` ("sm_90a" is 90), or 0 when it is not of that form.
-int compute_capability(const std::string& arch) {
-  int number = 0;
-  for (std::size_t i = 3;
-       arch.rfind("sm_", 0) == 0 && i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i)
-    number = number * 10 + (arch[i] - '0');
-  return number;
-}
-
-/// The most shared memory a tensor-core dot stages its accumulator, a and b
-/// in, within the 48 KiB a program may have without opting in to more.
-constexpr std::int64_t kTensorCoreStagingBytes = 40 * 1024;
-
-/// Whether `dot` runs on tensor cores: f16 or bf16 inputs, f32 accumulator,
-/// K a multiple of 16, sm_80 or newer, the staged tiles within
-/// kTensorCoreStagingBytes, unless the target turns tensor cores off.
-bool uses_tensor_cores(const GpuTarget& target, const ir::Operation& dot) {
-  if (!target.tensor_cores || compute_capability(target.arch) < 80 || dot.operands.size() != 3) return false;
-  const ir::Type& a = dot.operands[0]->type;
-  if (a.shape.size() != 2 || (a.dtype != DType::f16 && a.dtype != DType::bf16)) return false;
-  std::int64_t bytes = 0;
-  for (const ir::Value* operand : dot.operands) bytes += operand->type.numel() * ir::dtype_bytes(operand->type.dtype);
-  return dot.operands[2]->type.dtype == DType::f32 && a.shape[1] % 16 == 0 && bytes <= kTensorCoreStagingBytes;
-}
-
 class DotLowering {
  public:
   DotLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op), scratch_(cg) {}
@@ -127,16 +104,13 @@ class DotLowering {
     k_size_ = static_cast<std::int32_t>(a.shape[1]);
 
     const LinearLayout& result = cg_.layouts.at(*op_.result());
-    if (uses_tensor_cores(cg_.target, op_)) {
-      lower_on_tensor_cores(result);
+    const Registers acc_values = accumulator(result);
+    if (dot_uses_tensor_cores(op_, cg_.target)) {
+      lower_on_tensor_cores(result, acc_values);
       return;
     }
     OperandSource a_source = operand(0, dot_operand_layout(result, DotOperand::a, k_size_));
     OperandSource b_source = operand(1, dot_operand_layout(result, DotOperand::b, k_size_));
-    const Registers& acc_values =
-        cg_.values_of(*op_.operands[2], static_cast<std::size_t>(result.in_dim_size("register")), op_);
-    if (cg_.layouts.at(*op_.operands[2]) != result || cg_.layouts.conversion(op_, *op_.operands[2]))
-      throw InternalError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
     if (a_source.staged || b_source.staged) emit_barrier(cg_);
 
     // Per result register, the index of its row among the thread's distinct
@@ -177,6 +151,21 @@ class DotLowering {
   Precision parse_precision() const {
     if (const std::optional<Precision> precision = ir::attribute_enum<Precision>(op_)) return *precision;
     throw LoweringError("dot: unknown precision '" + op_.symbol_attribute("precision") + "' (" + op_place(op_) + ")");
+  }
+
+  /// The accumulator's registers in the result's layout, converted when it
+  /// lives in another.
+  Registers accumulator(const LinearLayout& result) {
+    const ir::Value& acc = *op_.operands[2];
+    if (const LayoutConversion* conversion = cg_.layouts.conversion(op_, acc)) {
+      if (conversion->to != result)
+        throw InternalError("dot: the accumulator is converted to a layout other than the result's (" + op_place(op_) +
+                            ")");
+      return emit_layout_conversion(cg_, *conversion, op_);
+    }
+    if (cg_.layouts.at(acc) != result)
+      throw InternalError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
+    return cg_.values_of(acc, static_cast<std::size_t>(result.in_dim_size("register")), op_);
   }
 
   /// Operand `index` read in `needed`, its dot operand layout: from
@@ -266,44 +255,16 @@ class DotLowering {
     return dims;
   }
 
-  /// The dot on tensor cores: the accumulator, a and b go through the
-  /// staging buffer into the mma.sync fragment layouts (dot_layout.hpp);
-  /// each 16 x 8 accumulator tile takes one mma.sync.m16n8k16 per 16 k, in
-  /// increasing k; the result goes back through the buffer into the
-  /// result's layout.
-  void lower_on_tensor_cores(const LinearLayout& result) {
-    const ir::Value& a = *op_.operands[0];
-    const ir::Value& b = *op_.operands[1];
-    const ir::Value& acc = *op_.operands[2];
-    const std::int64_t m_size = a.type.shape[0], n_size = b.type.shape[1];
-    const int num_warps = cg_.target.num_warps;
-    const MmaWarps warps = mma_warps(m_size, n_size, num_warps);
-    const LinearLayout c_layout = mma_accumulator_layout(m_size, n_size, warps, num_warps);
-    const LinearLayout a_layout = mma_operand_layout(DotOperand::a, m_size, k_size_, warps, num_warps);
-    const LinearLayout b_layout = mma_operand_layout(DotOperand::b, k_size_, n_size, warps, num_warps);
-    if (cg_.layouts.at(acc) != result)
-      throw InternalError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
-
-    llvm::Type* f32 = b_.getFloatTy();
-    llvm::Value* c_base = scratch_.take(static_cast<std::uint64_t>(staged_bytes(acc)));
-    llvm::Value* a_base = scratch_.take(static_cast<std::uint64_t>(staged_bytes(a)));
-    llvm::Value* b_base = scratch_.take(static_cast<std::uint64_t>(staged_bytes(b)));
-    auto registers_of = [&](const ir::Value& value) -> const Registers& {
-      return cg_.values_of(value, static_cast<std::size_t>(cg_.layouts.at(value).in_dim_size("register")), op_);
-    };
-
-    auto [c_values, a_values, b_values] = round_trip_through_shared_memory(
-        cg_,
-        [&] {
-          store_tile(registers_of(acc), result, n_size, f32, c_base);
-          store_tile(registers_of(a), cg_.layouts.at(a), k_size_, input_memory_type(), a_base);
-          store_tile(registers_of(b), cg_.layouts.at(b), n_size, input_memory_type(), b_base);
-        },
-        [&] {
-          return std::tuple{load_tile(c_layout, n_size, f32, c_base),
-                            load_tile(a_layout, k_size_, input_memory_type(), a_base),
-                            load_tile(b_layout, n_size, input_memory_type(), b_base)};
-        });
+  /// The dot on tensor cores: the accumulator in its registers, a and b as
+  /// fragments (fragments()); each 16 x 8 accumulator tile takes one
+  /// mma.sync.m16n8k16 per 16 k, in increasing k.
+  void lower_on_tensor_cores(const LinearLayout& result, Registers c_values) {
+    const std::int64_t m_size = op_.operands[0]->type.shape[0], n_size = op_.operands[1]->type.shape[1];
+    const MmaWarps warps = mma_warps(m_size, n_size, cg_.target.num_warps);
+    if (result != dot_accumulator_layout(op_, cg_.target.num_warps))
+      throw InternalError("dot: the result of a tensor-core dot is not in the mma accumulator layout (" +
+                          op_place(op_) + ")");
+    const auto [a_values, b_values] = fragments();
 
     const int k_tiles = static_cast<int>(k_size_ / 16);
     const int m_tiles = static_cast<int>(std::max<std::int64_t>(1, m_size / (16 * warps.m)));
@@ -328,10 +289,51 @@ class DotLowering {
         }
         for (int j = 0; j < 4; ++j) c_values[c_first + j] = d[j];
       }
+    cg_.define(*op_.result(), std::move(c_values));
+  }
 
-    cg_.define(*op_.result(), round_trip_through_shared_memory(
-                                  cg_, [&] { store_tile(c_values, c_layout, n_size, f32, c_base); },
-                                  [&] { return load_tile(result, n_size, f32, c_base); }));
+  /// a and b in their fragment layouts: from registers where each already
+  /// lives there or its conversion stays inside each thread; the others are
+  /// stored into shared memory from the layouts they live in and read back
+  /// as fragments, in one crossing.
+  std::pair<Registers, Registers> fragments() {
+    Registers values[2];
+    std::vector<std::pair<int, LinearLayout>> staged;
+    for (int index : {0, 1}) {
+      const ir::Value& value = *op_.operands[static_cast<std::size_t>(index)];
+      const LinearLayout needed =
+          dot_fragment_layout(op_, index == 0 ? DotOperand::a : DotOperand::b, cg_.target.num_warps);
+      // Derived here rather than looked up: x @ x reads one value in two
+      // fragment layouts, and layout assignment keys conversions by value.
+      const LinearLayout& lives_in = cg_.layouts.at(value);
+      if (lives_in == needed)
+        values[index] = cg_.values_of(value, static_cast<std::size_t>(needed.in_dim_size("register")), op_);
+      else if (plan_register_permute(lives_in, needed))
+        values[index] = emit_layout_conversion(cg_, LayoutConversion{&value, lives_in, needed}, op_);
+      else staged.emplace_back(index, needed);
+    }
+    if (staged.empty()) return {std::move(values[0]), std::move(values[1])};
+    std::vector<llvm::Value*> bases;
+    for (const auto& [index, needed] : staged)
+      bases.push_back(scratch_.take(static_cast<std::uint64_t>(staged_bytes(*op_.operands[index]))));
+    auto columns = [&](int index) { return op_.operands[static_cast<std::size_t>(index)]->type.shape[1]; };
+    round_trip_through_shared_memory(
+        cg_,
+        [&] {
+          for (std::size_t i = 0; i < staged.size(); ++i) {
+            const ir::Value& value = *op_.operands[static_cast<std::size_t>(staged[i].first)];
+            const LinearLayout& lives_in = cg_.layouts.at(value);
+            store_tile(cg_.values_of(value, static_cast<std::size_t>(lives_in.in_dim_size("register")), op_), lives_in,
+                       columns(staged[i].first), input_memory_type(), bases[i]);
+          }
+        },
+        [&] {
+          for (std::size_t i = 0; i < staged.size(); ++i)
+            values[staged[i].first] =
+                load_tile(staged[i].second, columns(staged[i].first), input_memory_type(), bases[i]);
+          return 0;
+        });
+    return {std::move(values[0]), std::move(values[1])};
   }
 
   llvm::Type* input_memory_type() const { return cg_.memory_type(op_.operands[0]->type.element(), op_); }

@@ -1,9 +1,11 @@
 // The operand layouts of `dot`: for the FMA path built from the result's layout basis
-// by basis, and the tensor-core (mma.sync.m16n8k16) fragment layouts.
+// by basis, and the tensor-core (mma.sync.m16n8k16) accumulator and fragment
+// layouts with the rule for which dots run on tensor cores.
 #include "kiln/lowering/dot_layout.hpp"
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -112,6 +114,39 @@ LinearLayout mma_operand_layout(DotOperand operand, std::int64_t rows, std::int6
   append_steps(registers, std::max<std::int64_t>(1, columns / (8 * warps.n)), 8 * warps.n, 1);
   return from_bases(std::move(registers), {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}},
                     warp_bases(warps, num_warps, false, true), rows, columns);
+}
+
+int compute_capability(std::string_view arch) {
+  if (!arch.starts_with("sm_")) return 0;
+  int number = 0;
+  for (std::size_t i = 3; i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i)
+    number = number * 10 + (arch[i] - '0');
+  return number;
+}
+
+bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target) {
+  if (!target.tensor_cores || compute_capability(target.arch) < 80 || dot.code != ir::OpCode::dot ||
+      dot.operands.size() != 3 || dot.results.size() != 1)
+    return false;
+  const ir::Type& a = dot.operands[0]->type;
+  const ir::Type& b = dot.operands[1]->type;
+  const ir::Type& acc = dot.operands[2]->type;
+  if (a.shape.size() != 2 || b.shape.size() != 2 || acc.shape.size() != 2) return false;
+  if ((a.dtype != ir::DType::f16 && a.dtype != ir::DType::bf16) || b.dtype != a.dtype) return false;
+  return acc.dtype == ir::DType::f32 && a.shape[1] % 16 == 0;
+}
+
+LinearLayout dot_accumulator_layout(const ir::Operation& dot, int num_warps) {
+  const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
+  return mma_accumulator_layout(m_size, n_size, mma_warps(m_size, n_size, num_warps), num_warps);
+}
+
+LinearLayout dot_fragment_layout(const ir::Operation& dot, DotOperand operand, int num_warps) {
+  const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
+  const std::int64_t k_size = dot.operands[0]->type.shape[1];
+  const MmaWarps warps = mma_warps(m_size, n_size, num_warps);
+  return operand == DotOperand::a ? mma_operand_layout(DotOperand::a, m_size, k_size, warps, num_warps)
+                                  : mma_operand_layout(DotOperand::b, k_size, n_size, warps, num_warps);
 }
 
 LinearLayout dot_operand_layout(const LinearLayout& result, DotOperand operand, std::int64_t k_size) {

@@ -11,6 +11,7 @@
 #include "codegen.hpp"
 #include "kiln/ir/verifier.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/lowering/layout_conversion.hpp"
 
 namespace kiln::lowering {
 
@@ -70,6 +71,14 @@ std::string describe_layouts(const ir::Function& fn, const LayoutMap& layouts) {
       for (const ir::Value* argument : region->arguments) line(argument);
     for (const ir::Value* result : op.results) line(result);
   });
+  // The conversions in program order of their users.
+  ir::walk(fn.body, [&](ir::Operation& op) {
+    for (const ir::Value* operand : op.operands)
+      if (const LayoutConversion* conversion = layouts.conversion(op, *operand))
+        out << "convert %" << operand->id << " (" << ir::to_string(operand->type) << ") for `"
+            << ir::op_info(op.code).name << "` at " << op_place(op) << ": "
+            << to_string(classify_conversion(conversion->from, conversion->to)) << "\n";
+  });
   return out.str();
 }
 
@@ -91,7 +100,7 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
 
   LayoutMap layouts;
   passes.run(
-      "layouts", [&] { layouts = assign_layouts(optimized, axes, target.num_warps); },
+      "layouts", [&] { layouts = assign_layouts(optimized, axes, target); },
       [&] { return describe_layouts(optimized, layouts); });
   if (options.stop_after == "layouts") return kernel;
 

@@ -36,6 +36,23 @@ inline int count(std::string_view text, std::string_view needle) {
   return n;
 }
 
+/// The body of the innermost loop of `ptx` that holds `needle`: the text from
+/// a block label (`$L__BB0_3:`) to the last branch back to it. Empty when no
+/// loop holds it.
+inline std::string_view innermost_loop_holding(std::string_view ptx, std::string_view needle) {
+  std::string_view best;
+  for (std::size_t at = ptx.find("$L__BB"); at != std::string_view::npos; at = ptx.find("$L__BB", at + 1)) {
+    const std::size_t colon = ptx.find_first_of(":;", at);
+    if (colon == std::string_view::npos || ptx[colon] != ':') continue;
+    const std::string branch_target = std::string(ptx.substr(at, colon - at)) + ";";
+    const std::size_t back_edge = ptx.rfind(branch_target);
+    if (back_edge == std::string_view::npos || back_edge < colon) continue;
+    const std::string_view body = ptx.substr(colon + 1, back_edge - colon - 1);
+    if (body.find(needle) != std::string_view::npos && (best.empty() || body.size() < best.size())) best = body;
+  }
+  return best;
+}
+
 /// A FileCheck-like assertion: `text` contains `needle`, else the failure shows the text.
 inline ::testing::AssertionResult contains(std::string_view text, std::string_view needle) {
   if (text.find(needle) != std::string_view::npos) return ::testing::AssertionSuccess();

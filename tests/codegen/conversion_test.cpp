@@ -98,7 +98,8 @@ std::optional<lowering::LayoutConversion> row_to_column(int numel, int r, int c,
                            "x1xi32>\n  %4 = constant {value = 1} : tile<" + shape + "xi32>\n  %5 = splat %0 : tile<" +
                            shape + "xptr<i32>>\n  store %5, %4 {cache = none, evict = none}\n}\n";
   std::unique_ptr<ir::Function> fn = ir::parse_function(text);
-  const lowering::LayoutMap layouts = lowering::assign_layouts(*fn, lowering::analyze_axes(*fn), num_warps);
+  const lowering::LayoutMap layouts =
+      lowering::assign_layouts(*fn, lowering::analyze_axes(*fn), lowering::GpuTarget{.num_warps = num_warps});
   const lowering::LayoutConversion* conversion = layouts.conversion(*fn->body.ops[2], *fn->body.ops[0]->result());
   if (!conversion) return std::nullopt;
   return *conversion;
@@ -185,7 +186,8 @@ TEST(Conversion, WithinThreadsPicksAmongTheThreadsRegisters) {
 }
 )";
   std::unique_ptr<ir::Function> fn = ir::parse_function(text);
-  const lowering::LayoutMap layouts = lowering::assign_layouts(*fn, lowering::analyze_axes(*fn), 4);
+  const lowering::LayoutMap layouts =
+      lowering::assign_layouts(*fn, lowering::analyze_axes(*fn), lowering::GpuTarget{.num_warps = 4});
   const lowering::LayoutConversion* conversion = layouts.conversion(*fn->body.ops[2], *fn->body.ops[0]->result());
   ASSERT_NE(conversion, nullptr);
   EXPECT_EQ(lowering::classify_conversion(conversion->from, conversion->to),
@@ -221,7 +223,7 @@ TEST(Conversion, WithinWarpsUsesShuffles) {
 TEST(Conversion, RowAndColumnUseRecordOneConversion) {
   std::unique_ptr<ir::Function> fn = ir::parse_function(kRowPlusColumn);
   const lowering::AxisInfoMap axes = lowering::analyze_axes(*fn);
-  const lowering::LayoutMap layouts = lowering::assign_layouts(*fn, axes, 4);
+  const lowering::LayoutMap layouts = lowering::assign_layouts(*fn, axes, lowering::GpuTarget{.num_warps = 4});
   ASSERT_EQ(layouts.conversion_count(), 1u);
   const ir::Operation& row = *fn->body.ops[1];
   const ir::Operation& column = *fn->body.ops[2];

@@ -23,7 +23,7 @@ struct Assigned {
 
   Assigned(const std::string& text, int num_warps) : fn(ir::parse_function(text)) {
     axes = analyze_axes(*fn);
-    layouts = assign_layouts(*fn, axes, num_warps);
+    layouts = assign_layouts(*fn, axes, GpuTarget{.num_warps = num_warps});
   }
 
   /// The layout of the value printed as %id, wherever it is defined.

@@ -172,9 +172,9 @@ TEST(SharedMemory, ReduceAndConversionsShareOneRegionOfTheLargestSize) {
 }
 
 TEST(SharedMemory, ADotOnTensorCoresStagesItsTilesConsecutivelyAndTheReduceAfterReusesThem) {
-  // acc + x @ x on tensor cores: the f32 accumulator (64 x 64 x 4 bytes) and
-  // the two f16 operands (64 x 64 x 2 bytes each) staged at once, one after
-  // another; then the column sums of the result cross warps.
+  // acc + x @ x on tensor cores: the accumulator stays in registers (the
+  // mma layout) and the two f16 operands (64 x 64 x 2 bytes each) are staged
+  // at once, one after another; then the column sums of the result cross warps.
   const std::string text =
       "kernel @dot_then_sums(%0: ptr<f16> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}) {\n" +
       load_square_text("64", "f16") + R"(  %13 = constant {value = 0.0} : tile<64x64xf32>
@@ -189,11 +189,11 @@ TEST(SharedMemory, ADotOnTensorCoresStagesItsTilesConsecutivelyAndTheReduceAfter
   store %20, %15 {cache = none, evict = none}
 }
 )";
-  const int accumulator_bytes = 64 * 64 * 4, operand_bytes = 64 * 64 * 2;
+  const int operand_bytes = 64 * 64 * 2;
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel = compile_text(text, arch);
     EXPECT_TRUE(contains(kernel.ptx, "mma.sync.aligned.m16n8k16")) << kernel.ptx;
-    EXPECT_EQ(kernel.shared_bytes, accumulator_bytes + 2 * operand_bytes);
+    EXPECT_EQ(kernel.shared_bytes, 2 * operand_bytes);
     expect_one_dynamic_array(kernel);
     EXPECT_GE(expect_barrier_between_reads_and_later_writes(kernel), 3);
     KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "dot_then_sums");

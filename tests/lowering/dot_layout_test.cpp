@@ -261,7 +261,7 @@ TEST(DotOperandLayout, AssignLayoutsConvertsOperandsNotInTheirDotOperandLayout) 
 }
 )");
   const AxisInfoMap axes = analyze_axes(*fn);
-  const LayoutMap layouts = assign_layouts(*fn, axes, 4);
+  const LayoutMap layouts = assign_layouts(*fn, axes, GpuTarget{.num_warps = 4, .tensor_cores = false});
   const ir::Operation* dot = nullptr;
   for (const auto& op : fn->body.ops)
     if (op->code == ir::OpCode::dot) dot = op.get();

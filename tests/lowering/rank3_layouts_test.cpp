@@ -263,7 +263,7 @@ std::vector<LinearLayout> check_layouts(const ir::Function& fn, const LayoutMap&
 
 TEST(AssignLayouts, ThreeDimensionalKernelsGetRankThreeLayouts) {
   const ir::Function& fn = kl::compile<permute_kernel>().ir();
-  const LayoutMap layouts = assign_layouts(fn, analyze_axes(fn), 4);
+  const LayoutMap layouts = assign_layouts(fn, analyze_axes(fn), GpuTarget{.num_warps = 4});
   EXPECT_FALSE(check_layouts(fn, layouts, 3).empty());
   // The loaded 4x8x4 tile is in the kernel's 3-D blocked layout, which
   // covers its 128 elements once with the 128 threads.
@@ -282,7 +282,7 @@ TEST(AssignLayouts, ThreeDimensionalKernelsGetRankThreeLayouts) {
 
 TEST(AssignLayouts, AJoinOfThreeDimensionalTilesTakesTheirPairsInEachThread) {
   const ir::Function& fn = kl::compile<join_kernel>().ir();
-  const LayoutMap layouts = assign_layouts(fn, analyze_axes(fn), 4);
+  const LayoutMap layouts = assign_layouts(fn, analyze_axes(fn), GpuTarget{.num_warps = 4});
   check_layouts(fn, layouts, 4);
   int joins = 0;
   ir::walk(fn.body, [&](ir::Operation& op) {
@@ -299,7 +299,7 @@ TEST(AssignLayouts, AJoinOfThreeDimensionalTilesTakesTheirPairsInEachThread) {
 
 TEST(AssignLayouts, AReduceOfAThreeDimensionalTileLeavesTheSliceOfItsInput) {
   const ir::Function& fn = kl::compile<reduce_kernel>().ir();
-  const LayoutMap layouts = assign_layouts(fn, analyze_axes(fn), 4);
+  const LayoutMap layouts = assign_layouts(fn, analyze_axes(fn), GpuTarget{.num_warps = 4});
   check_layouts(fn, layouts, 2);
   int reduces = 0;
   ir::walk(fn.body, [&](ir::Operation& op) {

@@ -123,7 +123,7 @@ struct Assigned {
   std::unique_ptr<ir::Function> fn;
   LayoutMap layouts;
   explicit Assigned(const std::string& text) : fn(ir::parse_function(text)) {
-    layouts = assign_layouts(*fn, analyze_axes(*fn), 4);
+    layouts = assign_layouts(*fn, analyze_axes(*fn), GpuTarget{.num_warps = 4});
   }
   const ir::Operation& op(std::size_t index) const { return *fn->body.ops.at(index); }
 };

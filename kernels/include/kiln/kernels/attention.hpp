@@ -62,6 +62,7 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
     if constexpr (MASKED) return kl::load(v_ptrs, keys_down < seq);
     else return kl::load(v_ptrs);
   }();
+  // [book:update]
   auto new_max = kl::maximum(state.row_max, kl::max(scores, kl::axis<1>));
   // A row with no visible key so far keeps a -inf maximum, and exp2(-inf -
   // -inf) is NaN: take its exponents relative to 0 instead, so its weights stay
@@ -73,6 +74,7 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
   state.row_sum = state.row_sum * rescale + kl::sum(p, kl::axis<1>);
   state.acc = kl::dot(kl::cast<T>(p), v_tile, state.acc * kl::expand_dims<1>(rescale));
   state.row_max = new_max;
+  // [/book:update]
 }
 
 }  // namespace attention_detail
@@ -133,6 +135,7 @@ void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<k
   // exp2 instead of exp: log2(e) is folded into the scale once.
   auto qk_scale = sm_scale * std::numbers::log2e;
   attention_detail::OnlineSoftmax<BLOCK_M, HEAD_DIM> state;
+  // [book:loops]
   if constexpr (CAUSAL) {
     // Keys before start_m are visible to every row of the block and lie
     // inside seq; the diagonal blocks need both masks.
@@ -148,12 +151,15 @@ void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<k
     for (auto start_n : kl::range(full_blocks_end, seq, BLOCK_N))
       attend_block<true, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
   }
+  // [/book:loops]
+  // [book:finish]
   // A row that saw no visible key has sum 0: divide by 1 so that its output
   // is 0 (and its LSE -inf) rather than NaN.
   auto row_sum = kl::where(state.row_sum == 0.0, 1.0, state.row_sum);
   kl::store(o + head_offset + row_ptrs, state.acc / kl::expand_dims<1>(row_sum), row_mask);
   auto row_lse = state.row_max * std::numbers::ln2 + kl::log(row_sum);
   kl::store(lse + batch_head * seq + rows, row_lse, rows < seq);
+  // [/book:finish]
 }
 
 /// Shape and parameters of one attention call.

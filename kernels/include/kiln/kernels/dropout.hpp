@@ -20,6 +20,7 @@ namespace kiln::kernels {
 
 namespace kl = kiln;
 
+// [book:keep]
 /// Whether dropout with probability `p` keeps the element at each of
 /// `offsets`: a uniform draw u in [0, 1) from (seed, offset) is kept when
 /// u >= p, which has probability 1 - p and keeps everything for p = 0.
@@ -28,6 +29,7 @@ auto dropout_keep(const Seed& seed, const Offsets& offsets, const P& p,
                   std::source_location loc = std::source_location::current()) {
   return kl::rand(seed, offsets, loc) >= p;
 }
+// [/book:keep]
 
 /// Dropout of f32 values `x`: kept elements scaled by 1 / (1 - p) (so that
 /// the expected value is unchanged), the others set to +0.

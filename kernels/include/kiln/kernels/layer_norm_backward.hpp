@@ -59,11 +59,13 @@ void layer_norm_backward_rows(kl::Ptr<T> dy, kl::Ptr<T> x, kl::Ptr<T> weight, kl
   kl::store(partial_db + partial_start + cols, db, mask);
 }
 
+// [book:tiled]
 /// The same for rows of any length, BLOCK_N columns at a time: each row is
 /// read twice (the two row means, then dx), and the group's partial dw and db
 /// rows, too long for registers, are accumulated in place in partial_dw and
 /// partial_db. Only this program touches its partial row, and it reads each
 /// element back after its own store, in program order.
+// [/book:tiled]
 template <class T, int BLOCK_N>
 void layer_norm_backward_rows_tiled(kl::Ptr<T> dy, kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<kl::f32> mean,
                                     kl::Ptr<kl::f32> rstd, kl::Ptr<T> dx, kl::Ptr<kl::f32> partial_dw,
@@ -105,8 +107,10 @@ void layer_norm_backward_rows_tiled(kl::Ptr<T> dy, kl::Ptr<T> x, kl::Ptr<T> weig
       auto w_grad = kl::cast<kl::f32>(kl::load(weight + cols, mask)) * grad;
       auto xhat = kl::where(mask, (values - row_mean) * row_rstd, 0.0f);
       kl::store(dx + row_start + cols, (w_grad - (xhat * mean_w_grad_xhat + mean_w_grad)) * row_rstd, mask);
+      // [book:tiled_accumulate]
       kl::store(dw_row + cols, kl::load(dw_row + cols, mask) + grad * xhat, mask);
       kl::store(db_row + cols, kl::load(db_row + cols, mask) + grad, mask);
+      // [/book:tiled_accumulate]
     }
   }
 }
@@ -136,6 +140,7 @@ void layer_norm_backward_reduce(kl::Ptr<kl::f32> partial_dw, kl::Ptr<kl::f32> pa
 inline constexpr int layer_norm_reduce_block_groups = 16;
 inline constexpr int layer_norm_reduce_block_cols = 256;
 
+// [book:groups]
 /// The number of partial rows G for `rows` rows on a device running
 /// `compute_units` programs at once: two programs per unit keep every unit
 /// busy (and hide one program's latency behind another's), and each program
@@ -146,6 +151,7 @@ inline int layer_norm_backward_groups(std::int64_t rows, int compute_units) {
   return static_cast<int>(
       std::clamp<std::int64_t>(rows / 8, 1, 2 * static_cast<std::int64_t>(std::max(compute_units, 1))));
 }
+// [/book:groups]
 
 /// Calls fn with the compiled row kernel for rows of `n` elements of C: the
 /// register-partial kernel with tile norm_block_size(n) when a row fits one
@@ -226,6 +232,7 @@ struct LayerNormBackwardBounds {
   std::vector<double> dx, dw, db;
 };
 
+// [book:error_bounds]
 /// Bounds on |kernel - reference| for dx in dtype `output` and f32 arithmetic
 /// (u = 2^-24, g(j) = gamma_j(u)). Per row, xhat = (x - mean) * rstd is within
 /// g(2) |xhat|, w dy within g(1), their product within g(4). The row means
@@ -238,6 +245,7 @@ struct LayerNormBackwardBounds {
 /// rounding) sum `rows` terms each, in whatever grouping G and the tiles give:
 /// |d dw| <= g(rows + 3) sum |dy xhat| (each term within g(3)), and
 /// |d db| <= g(rows) sum |dy|.
+// [/book:error_bounds]
 template <class C>
 LayerNormBackwardBounds layer_norm_backward_error_bounds(const std::vector<C>& dy, const std::vector<C>& x,
                                                          const std::vector<C>& weight, const std::vector<float>& mean,

@@ -24,6 +24,7 @@ namespace kiln::kernels {
 
 namespace kl = kiln;
 
+// [book:epilogue]
 enum class Gelu { none, erf, tanh };
 
 /// The operations applied to the f32 accumulator before the store (a
@@ -33,6 +34,7 @@ struct Epilogue {
   Gelu gelu = Gelu::none;  // GELU after the bias
   bool dropout = false;    // dropout after GELU (probability, seed and offset are kernel arguments)
 };
+// [/book:epilogue]
 
 /// The (tile row, tile column) of C that program `pid` computes, in groups of
 /// GROUP_M tile rows: within a group the programs walk down the rows first,
@@ -77,19 +79,26 @@ void matmul(kl::Ptr<T> a, kl::Ptr<T> b, kl::Ptr<Out> c, kl::Ptr<T> bias, kl::i32
   auto cols = kl::expand_dims<0>(tile_n * BLOCK_N + kl::arange<BLOCK_N>());
   auto row_mask = rows < m;
   auto col_mask = cols < n;
+  // The first tiles of A and B, and the offsets along K, are computed once;
+  // each step moves the pointers by k0 and masks against the K left.
+  auto k_across = kl::expand_dims<0>(kl::arange<BLOCK_K>());
+  auto k_down = kl::expand_dims<1>(kl::arange<BLOCK_K>());
+  auto first_a = a + rows * stride_am + k_across * stride_ak;
+  auto first_b = b + k_down * stride_bk + cols * stride_bn;
   kl::Var acc = kl::zeros<kl::f32, BLOCK_M, BLOCK_N>();
   for (auto k0 : kl::range(0, k, BLOCK_K)) {
-    auto k_across = kl::expand_dims<0>(k0 + kl::arange<BLOCK_K>());
-    auto k_down = kl::expand_dims<1>(k0 + kl::arange<BLOCK_K>());
-    auto tile_a = kl::load(a + rows * stride_am + k_across * stride_ak, row_mask & (k_across < k));
-    auto tile_b = kl::load(b + k_down * stride_bk + cols * stride_bn, (k_down < k) & col_mask);
+    auto k_left = k - k0;
+    auto tile_a = kl::load(first_a + k0 * stride_ak, row_mask & (k_across < k_left));
+    auto tile_b = kl::load(first_b + k0 * stride_bk, (k_down < k_left) & col_mask);
     acc = kl::dot(tile_a, tile_b, acc);
   }
+  // [book:epilogue_store]
   auto y = apply_bias_gelu<EPILOGUE>(acc, bias, cols, n);
   auto out = c + rows * stride_cm + cols * stride_cn;
   if constexpr (EPILOGUE.dropout)
     kl::store(out, kl::cast<Out>(dropout_apply(y, seed, offset + rows * n + cols, p)), row_mask & col_mask);
   else kl::store(out, kl::cast<Out>(y), row_mask & col_mask);
+  // [/book:epilogue_store]
 }
 
 // ---------------------------------------------------------------------------
@@ -117,6 +126,7 @@ struct MatmulProblem {
   int output_roundings = 1;
 };
 
+// [book:reference_bound]
 /// epilogue(A @ B) in double for contiguous row-major a [m, k], b [k, n] and
 /// bias [n], with a bound on the error of a correct kernel per element:
 /// - x = a_i . b_j + bias_j: each of the k products (exact in f32 for f16 and
@@ -133,6 +143,7 @@ struct MatmulProblem {
 ///   1 / (1 - p), whose f32 evaluation (2 roundings) and product (1) add
 ///   gamma_3(u_f32) relative.
 /// - each rounding to the output dtype adds u_out |z| + its underflow allowance.
+// [/book:reference_bound]
 template <class C>
 ReferenceWithBounds matmul_reference(const std::vector<C>& a, const std::vector<C>& b, const std::vector<C>& bias,
                                      const MatmulProblem& problem) {

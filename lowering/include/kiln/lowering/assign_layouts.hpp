@@ -9,6 +9,7 @@
 #include "kiln/ir/ir.hpp"
 #include "kiln/lowering/axis_analysis.hpp"
 #include "kiln/lowering/blocked_layout.hpp"
+#include "kiln/lowering/compile.hpp"
 #include "kiln/lowering/linear_layout.hpp"
 
 namespace kiln::lowering {
@@ -40,7 +41,7 @@ class LayoutMap {
   std::map<std::pair<const ir::Operation*, const ir::Value*>, LayoutConversion> conversions_;
 };
 
-/// Chooses a blocked layout for every tile value of `fn` (tiles of any rank,
+/// Chooses a layout for every tile value of `fn` (tiles of any rank,
 /// in the body and in nested regions, block arguments included) for
 /// `num_warps` warps of 32 lanes. The rule:
 ///  - Values an element-wise op combines (operands and results of one shape,
@@ -79,9 +80,20 @@ class LayoutMap {
 ///    rather than replicated. A rank R >= 3 that a join produces takes v >= 2,
 ///    so each thread holds both elements of its pairs (Triton's join layout)
 ///    and the slice its operands take matches the kernel's rank R-1 layout.
-///  - `dot` reads a and b in the dot operand layouts of its result's layout
-///    (dot_operand_layout); the accumulator and result share the 2-D layout.
-///    Each operand not already in its dot operand layout gets a conversion.
+///  - A `dot` on tensor cores (dot_uses_tensor_cores) demands the mma.sync
+///    accumulator layout (dot_accumulator_layout) of its result's class and
+///    its accumulator's, before any slice demand, so a loop-carried
+///    accumulator and every element-wise op on it stay in the MMA layout and
+///    the loop converts nothing. A class whose first broadcast (in program
+///    order) is into such a class is demanded the accumulator layout with
+///    the broadcast dimensions dropped (broadcast_operand_layout): a bias
+///    row or a row statistic then broadcasts inside each thread, and the
+///    slice a reduce of the accumulator leaves is what its expand_dims needs.
+///  - `dot` reads a and b in the mma.sync fragment layouts
+///    (dot_fragment_layout) on tensor cores, else in the dot operand layouts
+///    of its result's layout (dot_operand_layout); the accumulator in the
+///    result's layout. Each operand not already in the layout it is read in
+///    gets a conversion.
 /// A class that two ops need in different layouts (two expand_dims at
 /// different axes, a reduce and an expand_dims that disagree) keeps the
 /// layout of its class: the one its reduce leaves, else the one its first
@@ -89,7 +101,8 @@ class LayoutMap {
 /// layout reads a converted copy, recorded with add_conversion. Of two
 /// reduces leaving one class in different layouts the first (in program
 /// order) decides; the other reduce converts its results to it as it emits them.
-LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, int num_warps);
+/// `target` gives the warps and whether dots run on tensor cores.
+LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, const GpuTarget& target);
 
 /// For each register of a thread in `result` (a layout of `result_shape`),
 /// the register of the same thread in `source` (a layout of `source_shape`)

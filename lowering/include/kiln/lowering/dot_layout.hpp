@@ -1,9 +1,14 @@
-// Register layouts of the operands of `dot` (Triton's DotOperandEncoding with
-// a blocked parent), derived from the layout of the dot's result.
+// Register layouts of `dot`: on the FMA units the operands' layouts derived
+// from the result's (Triton's DotOperandEncoding with a blocked parent); on
+// tensor cores the mma.sync accumulator and fragment layouts, and which dots
+// run there.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
+#include "kiln/ir/ir.hpp"
+#include "kiln/lowering/compile.hpp"
 #include "kiln/lowering/linear_layout.hpp"
 
 namespace kiln::lowering {
@@ -65,5 +70,20 @@ LinearLayout mma_accumulator_layout(std::int64_t m_size, std::int64_t n_size, Mm
 /// copies. `k_size` must be a multiple of 16.
 LinearLayout mma_operand_layout(DotOperand operand, std::int64_t rows, std::int64_t columns, MmaWarps warps,
                                 int num_warps);
+
+/// The sm_XY number of `arch` ("sm_90a" is 90), or 0 when it is not of that form.
+int compute_capability(std::string_view arch);
+
+/// Whether `dot` runs on tensor cores (mma.sync.m16n8k16) for `target`: f16
+/// or bf16 inputs, an f32 accumulator, 2-D tiles with K a multiple of 16,
+/// sm_80 or newer, unless the target turns tensor cores off.
+bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target);
+
+/// The layout a tensor-core dot's accumulator and result live in:
+/// mma_accumulator_layout for its [M, N] tile and the target's warps.
+LinearLayout dot_accumulator_layout(const ir::Operation& dot, int num_warps);
+
+/// The fragment layout of a tensor-core dot's operand a or b (mma_operand_layout).
+LinearLayout dot_fragment_layout(const ir::Operation& dot, DotOperand operand, int num_warps);
 
 }  // namespace kiln::lowering

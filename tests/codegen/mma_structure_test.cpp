@@ -1,0 +1,101 @@
+// The structure of the library's tensor-core loops in PTX, for sm_80 and
+// sm_90a at the configurations the library launches: the accumulator stays
+// in registers across the K loop (no f32 shared-memory traffic inside it),
+// the loop holds the expected mma.sync count and a bounded number of
+// barriers (two per crossing of shared memory); attention's Q and P reach
+// their dots from registers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/codegen_support.hpp"
+#include "kiln/kernels/attention.hpp"
+#include "kiln/kernels/matmul.hpp"
+
+namespace kiln::codegen_test {
+namespace {
+
+namespace kl = kiln;
+
+/// Shared-memory loads and stores of f32 values (scalar or vector) in `ptx`.
+int f32_shared_accesses(std::string_view ptx) {
+  int total = 0;
+  for (const char* access : {"ld.shared", "st.shared"})
+    for (const char* width : {".f32", ".v2.f32", ".v4.f32"}) total += count(ptx, std::string(access) + width + " ");
+  return total;
+}
+
+/// The facts a launch on contiguous, 16-byte aligned buffers lets the
+/// runtime assume ('a': divisible by 16, '1': equal to 1, '-': none).
+std::vector<ir::ArgumentFacts> facts(const std::string& letters) {
+  std::vector<ir::ArgumentFacts> result;
+  for (char c : letters) {
+    if (c == 'a') result.push_back({.divisibility = 16});
+    if (c == '1') result.push_back({.equal_to_1 = true});
+    if (c == '-') result.push_back({});
+  }
+  return result;
+}
+
+/// Checks the innermost loop holding mma.sync of `fn` compiled for sm_80 and sm_90a.
+void expect_mma_loop(const ir::Function& fn, int num_warps, int mma_per_iteration, int max_barriers,
+                     const std::string& stem) {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = num_warps});
+    const std::string_view loop = innermost_loop_holding(kernel.ptx, "mma.sync");
+    ASSERT_FALSE(loop.empty()) << stem << " " << arch << ": no loop holds mma.sync:\n" << kernel.ptx;
+    EXPECT_EQ(count(loop, "mma.sync.aligned.m16n8k16"), mma_per_iteration) << stem << " " << arch;
+    EXPECT_EQ(f32_shared_accesses(loop), 0) << stem << " " << arch << ": f32 shared traffic in the loop:\n" << loop;
+    EXPECT_LE(count(loop, "bar.sync"), max_barriers) << stem << " " << arch << ":\n" << loop;
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, stem);
+  }
+}
+
+// The registry's matmul tiles: 64 x 64 x 32 with 4 warps, so each warp holds
+// a 16 x 64 slice of C: 8 tiles of 16 x 8, 2 k-steps of 16 each.
+constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kGroupM = 8;
+constexpr int kMatmulMmaPerIteration = 8 * 2;
+
+template <class T, kernels::Epilogue E>
+void expect_matmul_loop(const std::string& stem) {
+  auto compiled = kl::compile<kernels::matmul<T, T, kBlockM, kBlockN, kBlockK, kGroupM, E>>();
+  // One crossing: a and b into their fragments together.
+  expect_mma_loop(compiled.program().specialized(facts("aaaaaaaa1a1a1---"))->optimized(), 4, kMatmulMmaPerIteration, 2,
+                  stem);
+}
+
+TEST(MmaStructure, MatmulF16KeepsTheAccumulatorInRegisters) {
+  expect_matmul_loop<kl::f16, kernels::Epilogue{}>("matmul_f16");
+}
+TEST(MmaStructure, MatmulBf16WithItsEpilogueKeepsTheAccumulatorInRegisters) {
+  expect_matmul_loop<kl::bf16, kernels::Epilogue{.bias = true, .gelu = kernels::Gelu::tanh, .dropout = true}>(
+      "matmul_bf16_bias_gelu_tanh_dropout");
+}
+
+// attention at the library's configuration: per iteration S = Q K^T
+// (BLOCK_M x BLOCK_N over HEAD_DIM) and O += P V (BLOCK_M x HEAD_DIM over
+// BLOCK_N), each warp holding a 16-row slice of both.
+template <class T, int HEAD_DIM>
+void expect_attention_loop(const std::string& stem) {
+  constexpr int block_m = kernels::attention_block_m<HEAD_DIM>, block_n = kernels::attention_block_n;
+  auto compiled =
+      kl::compile<kernels::attention<T, HEAD_DIM, block_m, block_n, false>>(kernels::attention_compile_options());
+  const int num_warps = compiled.program().options().num_warps;
+  const int rows_per_warp_pass = 16 * std::min(num_warps, block_m / 16);
+  const int m_tiles = block_m / rows_per_warp_pass;
+  const int scores = m_tiles * (block_n / 8) * (HEAD_DIM / 16), output = m_tiles * (HEAD_DIM / 8) * (block_n / 16);
+  // Three crossings: K^T and V into their fragments, and the key offsets
+  // into the slice the second expand_dims of one arange needs.
+  expect_mma_loop(compiled.program().specialized(facts("aaaaa---aaa"))->optimized(), num_warps, scores + output, 6,
+                  stem);
+}
+
+TEST(MmaStructure, AttentionF16Head64KeepsPAndTheAccumulatorInRegisters) {
+  expect_attention_loop<kl::f16, 64>("attention_f16_d64");
+}
+
+}  // namespace
+}  // namespace kiln::codegen_test
