@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <unistd.h>
 
@@ -34,6 +35,19 @@ inline int count(std::string_view text, std::string_view needle) {
   for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + needle.size()))
     ++n;
   return n;
+}
+
+/// What a launch on contiguous, 16-byte aligned buffers with sizes divisible
+/// by 16 lets the runtime assume: `facts` lists one entry per argument ('a':
+/// divisible by 16, '1': equal to 1, '-': nothing).
+inline std::vector<ir::ArgumentFacts> launch_facts(const std::string& facts) {
+  std::vector<ir::ArgumentFacts> result;
+  for (char c : facts) {
+    if (c == 'a') result.push_back({.divisibility = 16});
+    if (c == '1') result.push_back({.equal_to_1 = true});
+    if (c == '-') result.push_back({});
+  }
+  return result;
 }
 
 /// The body of the innermost loop of `ptx` that holds `needle`: the text from

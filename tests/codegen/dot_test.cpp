@@ -187,18 +187,6 @@ void expect_lowers(const ir::Function& fn, const std::string& stem, Spills spill
   }
 }
 
-/// What a launch on contiguous, 16-byte aligned buffers with sizes divisible
-/// by 16 lets the runtime assume: `facts` lists one entry per argument.
-std::vector<ir::ArgumentFacts> launch_facts(const std::string& facts) {
-  std::vector<ir::ArgumentFacts> result;
-  for (char c : facts) {
-    if (c == 'a') result.push_back({.divisibility = 16});
-    if (c == '1') result.push_back({.equal_to_1 = true});
-    if (c == '-') result.push_back({});
-  }
-  return result;
-}
-
 // matmul at the registry's tiles (64 x 64 x 32, GROUP_M 8, 4 warps).
 constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kGroupM = 8;
 

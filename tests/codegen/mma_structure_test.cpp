@@ -28,18 +28,6 @@ int f32_shared_accesses(std::string_view ptx) {
   return total;
 }
 
-/// The facts a launch on contiguous, 16-byte aligned buffers lets the
-/// runtime assume ('a': divisible by 16, '1': equal to 1, '-': none).
-std::vector<ir::ArgumentFacts> facts(const std::string& letters) {
-  std::vector<ir::ArgumentFacts> result;
-  for (char c : letters) {
-    if (c == 'a') result.push_back({.divisibility = 16});
-    if (c == '1') result.push_back({.equal_to_1 = true});
-    if (c == '-') result.push_back({});
-  }
-  return result;
-}
-
 /// Checks the innermost loop holding mma.sync of `fn` compiled for sm_80 and sm_90a.
 void expect_mma_loop(const ir::Function& fn, int num_warps, int mma_per_iteration, int max_barriers,
                      const std::string& stem) {
@@ -63,8 +51,8 @@ template <class T, kernels::Epilogue E>
 void expect_matmul_loop(const std::string& stem) {
   auto compiled = kl::compile<kernels::matmul<T, T, kBlockM, kBlockN, kBlockK, kGroupM, E>>();
   // One crossing: a and b into their fragments together.
-  expect_mma_loop(compiled.program().specialized(facts("aaaaaaaa1a1a1---"))->optimized(), 4, kMatmulMmaPerIteration, 2,
-                  stem);
+  expect_mma_loop(compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized(), 4,
+                  kMatmulMmaPerIteration, 2, stem);
 }
 
 TEST(MmaStructure, MatmulF16KeepsTheAccumulatorInRegisters) {
@@ -89,8 +77,8 @@ void expect_attention_loop(const std::string& stem) {
   const int scores = m_tiles * (block_n / 8) * (HEAD_DIM / 16), output = m_tiles * (HEAD_DIM / 8) * (block_n / 16);
   // Three crossings: K^T and V into their fragments, and the key offsets
   // into the slice the second expand_dims of one arange needs.
-  expect_mma_loop(compiled.program().specialized(facts("aaaaa---aaa"))->optimized(), num_warps, scores + output, 6,
-                  stem);
+  expect_mma_loop(compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized(), num_warps, scores + output,
+                  6, stem);
 }
 
 TEST(MmaStructure, AttentionF16Head64KeepsPAndTheAccumulatorInRegisters) {
