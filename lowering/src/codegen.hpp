@@ -20,6 +20,7 @@
 #include "kiln/lowering/assign_layouts.hpp"
 #include "kiln/lowering/axis_analysis.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/lowering/shared_access.hpp"
 
 namespace kiln::lowering {
 
@@ -123,35 +124,45 @@ auto round_trip_through_shared_memory(KernelCodegen& cg, Store store, Load load)
   return loaded;
 }
 
-/// A tile stored row-major in shared memory at `base`, its dimensions in the
-/// order `row_major_dims` names: each thread stores and loads the elements it
-/// holds in `layout`, as one vector access of up to 16 bytes per group of
-/// registers the layout makes consecutive in memory (register bases 1, 2,
-/// 4, ... in row-major order and every other basis a multiple of the group),
-/// else one element at a time.
+/// A tile in shared memory at `base`, laid out as `shared` (offset → the
+/// tile's dimensions, shared_layout.hpp): each thread stores and loads the
+/// elements it holds in `layout`, as one vector access of up to 16 bytes per
+/// group of registers the two layouts make consecutive in memory
+/// (shared_vector_elements), or reads an mma fragment with ldmatrix.
 class SharedTile {
  public:
-  SharedTile(KernelCodegen& cg, const LinearLayout& layout, const std::vector<std::string>& row_major_dims,
-             llvm::Type* memory_type, llvm::Value* base);
+  SharedTile(KernelCodegen& cg, const LinearLayout& layout, const LinearLayout& shared, llvm::Type* memory_type,
+             llvm::Value* base);
   /// Stores each distinct element of `values` (one per register; integers
   /// narrower than the memory type are zero-extended).
   void store(const std::vector<llvm::Value*>& values);
   /// Every register's element, as `register_type` (integers truncated from
   /// the memory type).
   std::vector<llvm::Value*> load(llvm::Type* register_type);
+  /// The elements of registers first … first + plan.registers_per_load() - 1,
+  /// as `register_type`, read with one ldmatrix of `plan` (plan_ldmatrix for
+  /// this tile's layouts; one plan per tile).
+  std::vector<llvm::Value*> load_with_ldmatrix(const LdmatrixPlan& plan, llvm::Type* register_type, int first);
   /// Elements per access.
   int vector_width() const { return width_; }
 
  private:
-  std::int32_t offset_of(const LinearLayout::Coordinates& location) const;
+  /// The element at `thread_part` XOR `offset`, where `thread_bits` are the
+  /// bits the thread part may have.
+  llvm::Value* address(llvm::Value* thread_part, std::int32_t thread_bits, std::int32_t offset);
   llvm::Value* address_of_register(int reg);
 
   KernelCodegen& cg_;
-  const LinearLayout& layout_;
-  std::vector<std::string> dims_;
+  LinearLayout offsets_;
   llvm::Type* memory_type_;
   llvm::Value* base_;
+  llvm::Value* warp_part_ = nullptr;
   llvm::Value* thread_part_ = nullptr;
+  std::int32_t warp_bits_ = 0, thread_bits_ = 0;
+  /// The row an ldmatrix lane supplies, relative to its group's first
+  /// register, and its possible bits: made by the first ldmatrix.
+  llvm::Value* row_part_ = nullptr;
+  std::int32_t row_bits_ = 0;
   int width_ = 1;
 };
 

@@ -55,21 +55,16 @@ std::vector<llvm::Value*> convert_within_threads(KernelCodegen& cg, const Regist
 std::vector<llvm::Value*> convert_through_shared_memory(KernelCodegen& cg, const LayoutConversion& conversion,
                                                         const std::vector<llvm::Value*>& values,
                                                         const ir::Operation& user) {
-  llvm::IRBuilder<>& b = cg.builder;
   const ir::Type element = conversion.value->type.element();
   llvm::Type* in_register = cg.element_type(element, user);
   llvm::Type* in_memory = cg.memory_type(element, user);
-  std::vector<std::string> dims;
-  std::uint64_t elements = 1;
-  for (const auto& out : conversion.from.out_dims()) {
-    dims.push_back(out.name);
-    elements *= static_cast<std::uint64_t>(conversion.from.out_dim_size(out.name));
-  }
+  const LinearLayout shared = row_major_shared_layout(conversion.from.out_dims());
+  const std::uint64_t elements = std::uint64_t{1} << conversion.from.total_out_bits();
   const std::uint64_t element_bytes = cg.module.getDataLayout().getTypeAllocSize(in_memory);
   llvm::Value* buffer = SharedScratch(cg).take(elements * element_bytes);
   return round_trip_through_shared_memory(
-      cg, [&] { SharedTile(cg, conversion.from, dims, in_memory, buffer).store(values); },
-      [&] { return SharedTile(cg, conversion.to, dims, in_memory, buffer).load(in_register); });
+      cg, [&] { SharedTile(cg, conversion.from, shared, in_memory, buffer).store(values); },
+      [&] { return SharedTile(cg, conversion.to, shared, in_memory, buffer).load(in_register); });
 }
 
 /// One shfl.sync.idx per destination register, from the lane the plan names.

@@ -1,16 +1,21 @@
 // LLVM code generation for `dot` (acc + a @ b), on tensor cores or the FMA units.
 //
-// Tensor cores (dot_uses_tensor_cores: f16/bf16 inputs, f32 accumulator, K a
-// multiple of 16, sm_80+): the accumulator and the result live in the
-// mma.sync.m16n8k16 accumulator layout (layout assignment gives it to their
+// Tensor cores (dot_uses_tensor_cores, sm_80+: f16/bf16 inputs with an f32
+// accumulator on mma.sync.m16n8k16, i8 with an i32 one on m16n8k32, f32 at
+// tf32 precision on m16n8k8): the accumulator and the result live in the
+// mma.sync accumulator layout (layout assignment gives it to their
 // class, so a loop-carried accumulator never moves), and a and b are read in
 // the fragment layouts (dot_layout.hpp): an operand that already lives there
 // or whose conversion stays inside each thread (attention's P, the
 // accumulator of the first dot, cast to f16) is read from registers, and the
 // others are stored into shared memory from the layouts they live in and read
-// back as fragments, both in one crossing. Each 16 x 8 accumulator tile a
-// warp holds takes one `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` (f16) or
-// `.bf16` per 16 k, in increasing k.
+// back as fragments, both in one crossing: each in a shared layout chosen for
+// it (along the dimension it is stored from, swizzled so that the 16-byte
+// stores and the fragment reads are free of bank conflicts) and read with
+// ldmatrix (.trans where the fragment runs across the stored rows), both
+// derived from the layouts (shared_access.hpp), each ldmatrix just before
+// the first mma that needs it. Each 16 x 8 accumulator tile a
+// warp holds takes one mma.sync per k of the instruction, in increasing k.
 //
 // FMA units (every other dot): each thread computes the accumulator
 // registers it holds in the result's layout, reading a and b in the dot
@@ -203,7 +208,7 @@ class DotLowering {
     source.columns = value.type.shape[1];
     source.memory_type = cg_.memory_type(value.type.element(), op_);
     source.staged = scratch_.take(static_cast<std::uint64_t>(staged_bytes(value)));
-    store_tile(values, lives_in, source.columns, source.memory_type, source.staged);
+    store_tile(values, lives_in, source.memory_type, source.staged);
   }
 
   /// The bytes a staged tile takes.
@@ -232,31 +237,14 @@ class DotLowering {
     return source.registers[static_cast<std::size_t>(it->second)];
   }
 
-  /// Stores the distinct elements this thread holds of a rows x `columns`
-  /// tile in `layout` (`values` in register order) row-major at `base`.
-  void store_tile(const Registers& values, const LinearLayout& layout, std::int64_t columns, llvm::Type* memory_type,
-                  llvm::Value* base) {
-    SharedTile(cg_, layout, row_major_dims(layout, columns), memory_type, base).store(values);
-  }
-
-  /// The registers of `layout` read from a row-major tile of `columns` columns at `base`.
-  Registers load_tile(const LinearLayout& layout, std::int64_t columns, llvm::Type* memory_type, llvm::Value* base) {
-    return SharedTile(cg_, layout, row_major_dims(layout, columns), memory_type, base).load(memory_type);
-  }
-
-  /// A 2-D layout's output dimensions, rows first; LoweringError when its
-  /// rows are not `columns` wide.
-  std::vector<std::string> row_major_dims(const LinearLayout& layout, std::int64_t columns) const {
-    std::vector<std::string> dims;
-    for (const auto& out : layout.out_dims()) dims.push_back(out.name);
-    if (dims.size() != 2 || layout.out_dim_size(dims[1]) != columns)
-      throw InternalError("dot: an operand layout does not cover its " + std::to_string(columns) + "-column tile (" +
-                          op_place(op_) + ")");
-    return dims;
+  /// Stores the distinct elements this thread holds of a tile in `layout`
+  /// (`values` in register order) row-major at `base`.
+  void store_tile(const Registers& values, const LinearLayout& layout, llvm::Type* memory_type, llvm::Value* base) {
+    SharedTile(cg_, layout, row_major_shared_layout(layout.out_dims()), memory_type, base).store(values);
   }
 
   /// The dot on tensor cores: the accumulator in its registers, a and b as
-  /// fragments (fragments()); each 16 x 8 accumulator tile takes one
+  /// fragments (read_fragments()); each 16 x 8 accumulator tile takes one
   /// mma.sync.m16n8k16 per 16 k, in increasing k.
   void lower_on_tensor_cores(const LinearLayout& result, Registers c_values) {
     const std::int64_t m_size = op_.operands[0]->type.shape[0], n_size = op_.operands[1]->type.shape[1];
@@ -264,87 +252,142 @@ class DotLowering {
     if (result != dot_accumulator_layout(op_, cg_.target.num_warps))
       throw InternalError("dot: the result of a tensor-core dot is not in the mma accumulator layout (" +
                           op_place(op_) + ")");
-    const auto [a_values, b_values] = fragments();
+    Fragment fragments[2];
+    const bool staged = read_fragments(fragments);
 
-    const int k_tiles = static_cast<int>(k_size_ / 16);
+    const MmaInstruction instruction = mma_instruction(op_);
+    const int per_register = instruction.elements_per_register;
+    const int k_tiles = static_cast<int>(k_size_ / instruction.k);
     const int m_tiles = static_cast<int>(std::max<std::int64_t>(1, m_size / (16 * warps.m)));
     const int n_tiles = static_cast<int>(std::max<std::int64_t>(1, n_size / (8 * warps.n)));
+    // A 32-bit register of operand `index` from its elements first … first + per_register - 1.
+    auto operand_register = [&](int index, int first) {
+      Registers elements;
+      for (int e = 0; e < per_register; ++e) elements.push_back(fragment_register(fragments[index], first + e));
+      return pack(elements);
+    };
     for (int mi = 0; mi < m_tiles; ++mi)
       for (int ni = 0; ni < n_tiles; ++ni) {
         const int c_first = 4 * (ni + n_tiles * mi);
         llvm::Value* d[4] = {c_values[c_first], c_values[c_first + 1], c_values[c_first + 2], c_values[c_first + 3]};
         for (int ki = 0; ki < k_tiles; ++ki) {
-          const int a_first = 8 * (ki + k_tiles * mi), b_first = 4 * (ki + k_tiles * ni);
+          const int a_first = instruction.k / 2 * (ki + k_tiles * mi),
+                    b_first = instruction.k / 4 * (ki + k_tiles * ni);
           std::vector<llvm::Value*> arguments;
-          for (int j = 0; j < 4; ++j)
-            arguments.push_back(pack(a_values[a_first + 2 * j], a_values[a_first + 2 * j + 1]));
-          for (int j = 0; j < 2; ++j)
-            arguments.push_back(pack(b_values[b_first + 2 * j], b_values[b_first + 2 * j + 1]));
+          for (int j = 0; j < 4; ++j) arguments.push_back(operand_register(0, a_first + per_register * j));
+          for (int j = 0; j < 2; ++j) arguments.push_back(operand_register(1, b_first + per_register * j));
           arguments.insert(arguments.end(), d, d + 4);
-          llvm::Value* tile =
-              b_.CreateIntrinsic(input_ == DType::bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
-                                                       : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32,
-                                 {}, arguments);
+          llvm::Value* tile = b_.CreateIntrinsic(mma_intrinsic(), {}, arguments);
           for (unsigned j = 0; j < 4; ++j) d[j] = b_.CreateExtractValue(tile, {j});
         }
         for (int j = 0; j < 4; ++j) c_values[c_first + j] = d[j];
       }
+    // The staged tiles' scratch is free for the next op once every thread has read.
+    if (staged) emit_barrier(cg_);
     cg_.define(*op_.result(), std::move(c_values));
   }
 
+  /// Operand a or b in its fragment layout: the registers it is held in, or
+  /// a staged shared tile read with ldmatrix one group of registers at a
+  /// time on first use (fragment_register), so that each ldmatrix sits next
+  /// to the mma that needs it rather than all of them live at once.
+  struct Fragment {
+    Registers values;  // null where not read yet
+    std::optional<SharedTile> tile;
+    std::optional<LdmatrixPlan> plan;
+  };
+
   /// a and b in their fragment layouts: from registers where each already
   /// lives there or its conversion stays inside each thread; the others are
-  /// stored into shared memory from the layouts they live in and read back
-  /// as fragments, in one crossing.
-  std::pair<Registers, Registers> fragments() {
-    Registers values[2];
-    std::vector<std::pair<int, LinearLayout>> staged;
+  /// stored into shared memory from the layouts they live in, each in a
+  /// shared layout chosen for it (choose_shared_layout: along the layout it
+  /// is stored from, swizzled against bank conflicts), and after a barrier
+  /// read as fragments: with ldmatrix where plan_ldmatrix finds the
+  /// fragment's form and the tile was stored in 16-byte vectors, else at
+  /// once. (A tile stored element by element comes from scalar global loads
+  /// with their addresses live across the loop; ldmatrix's four-register
+  /// results would push such a kernel past 255 registers: matmul f16 without
+  /// alignment facts spills 24 bytes on sm_90a with them, none without.)
+  /// True when some operand was staged: the caller ends the crossing with a
+  /// barrier once every fragment is read.
+  bool read_fragments(Fragment (&fragments)[2]) {
+    struct Staged {
+      int index;
+      LinearLayout needed, shared;
+      llvm::Value* base;
+    };
+    std::vector<Staged> staged;
+    const int element_bytes = static_cast<int>(ir::dtype_bytes(input_));
     for (int index : {0, 1}) {
       const ir::Value& value = *op_.operands[static_cast<std::size_t>(index)];
-      const LinearLayout needed =
-          dot_fragment_layout(op_, index == 0 ? DotOperand::a : DotOperand::b, cg_.target.num_warps);
+      LinearLayout needed = dot_fragment_layout(op_, index == 0 ? DotOperand::a : DotOperand::b, cg_.target.num_warps);
       // Derived here rather than looked up: x @ x reads one value in two
       // fragment layouts, and layout assignment keys conversions by value.
       const LinearLayout& lives_in = cg_.layouts.at(value);
       if (lives_in == needed)
-        values[index] = cg_.values_of(value, static_cast<std::size_t>(needed.in_dim_size("register")), op_);
+        fragments[index].values = cg_.values_of(value, static_cast<std::size_t>(needed.in_dim_size("register")), op_);
       else if (plan_register_permute(lives_in, needed))
-        values[index] = emit_layout_conversion(cg_, LayoutConversion{&value, lives_in, needed}, op_);
-      else staged.emplace_back(index, needed);
+        fragments[index].values = emit_layout_conversion(cg_, LayoutConversion{&value, lives_in, needed}, op_);
+      else {
+        LinearLayout shared = choose_shared_layout(lives_in, needed, element_bytes);
+        staged.push_back({index, std::move(needed), std::move(shared), nullptr});
+      }
     }
-    if (staged.empty()) return {std::move(values[0]), std::move(values[1])};
-    std::vector<llvm::Value*> bases;
-    for (const auto& [index, needed] : staged)
-      bases.push_back(scratch_.take(static_cast<std::uint64_t>(staged_bytes(*op_.operands[index]))));
-    auto columns = [&](int index) { return op_.operands[static_cast<std::size_t>(index)]->type.shape[1]; };
-    round_trip_through_shared_memory(
-        cg_,
-        [&] {
-          for (std::size_t i = 0; i < staged.size(); ++i) {
-            const ir::Value& value = *op_.operands[static_cast<std::size_t>(staged[i].first)];
-            const LinearLayout& lives_in = cg_.layouts.at(value);
-            store_tile(cg_.values_of(value, static_cast<std::size_t>(lives_in.in_dim_size("register")), op_), lives_in,
-                       columns(staged[i].first), input_memory_type(), bases[i]);
-          }
-        },
-        [&] {
-          for (std::size_t i = 0; i < staged.size(); ++i)
-            values[staged[i].first] =
-                load_tile(staged[i].second, columns(staged[i].first), input_memory_type(), bases[i]);
-          return 0;
-        });
-    return {std::move(values[0]), std::move(values[1])};
+    if (staged.empty()) return false;
+    llvm::Type* memory_type = input_memory_type();
+    for (Staged& tile : staged) {
+      const ir::Value& value = *op_.operands[static_cast<std::size_t>(tile.index)];
+      const LinearLayout& lives_in = cg_.layouts.at(value);
+      tile.base = scratch_.take(static_cast<std::uint64_t>(staged_bytes(value)));
+      SharedTile(cg_, lives_in, tile.shared, memory_type, tile.base)
+          .store(cg_.values_of(value, static_cast<std::size_t>(lives_in.in_dim_size("register")), op_));
+    }
+    emit_barrier(cg_);
+    for (const Staged& tile : staged) {
+      Fragment& fragment = fragments[tile.index];
+      fragment.tile.emplace(cg_, tile.needed, tile.shared, memory_type, tile.base);
+      const ir::Value& value = *op_.operands[static_cast<std::size_t>(tile.index)];
+      if (stored_in_16_byte_vectors(cg_.layouts.at(value), tile.shared, element_bytes))
+        fragment.plan = plan_ldmatrix(tile.needed, tile.shared, element_bytes);
+      if (fragment.plan) fragment.values.assign(static_cast<std::size_t>(tile.needed.in_dim_size("register")), nullptr);
+      else fragment.values = fragment.tile->load(memory_type);
+    }
+    return true;
+  }
+
+  /// Register `reg` of a fragment, reading its ldmatrix group first when it is not read yet.
+  llvm::Value* fragment_register(Fragment& fragment, int reg) {
+    llvm::Value*& value = fragment.values.at(static_cast<std::size_t>(reg));
+    if (!value) {
+      const int first = reg - reg % fragment.plan->registers_per_load();
+      const Registers group = fragment.tile->load_with_ldmatrix(*fragment.plan, input_memory_type(), first);
+      std::copy(group.begin(), group.end(), fragment.values.begin() + first);
+    }
+    return value;
   }
 
   llvm::Type* input_memory_type() const { return cg_.memory_type(op_.operands[0]->type.element(), op_); }
 
-  /// Two 16-bit elements in one 32-bit fragment register, the first in the
-  /// low half: <2 x half> for f16, an i32 for bf16 (the intrinsics' operand types).
-  llvm::Value* pack(llvm::Value* low, llvm::Value* high) {
-    llvm::Value* pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(low->getType(), 2));
-    pair = b_.CreateInsertElement(pair, low, std::uint64_t{0});
-    pair = b_.CreateInsertElement(pair, high, std::uint64_t{1});
-    return input_ == DType::bf16 ? b_.CreateBitCast(pair, b_.getInt32Ty()) : pair;
+  /// The mma.sync intrinsic of the dot's input dtype.
+  llvm::Intrinsic::ID mma_intrinsic() const {
+    switch (input_) {
+      case DType::bf16: return llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
+      case DType::i8: return llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8;
+      case DType::f32: return llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
+      default: return llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+    }
+  }
+
+  /// Fragment elements in one 32-bit register, the first in the lowest bits,
+  /// as the intrinsics take them: <2 x half> for f16, an i32 otherwise; f32
+  /// elements rounded to tf32 first (to nearest even, as the interpreter
+  /// does, so that the tensor cores' truncation to tf32 is exact).
+  llvm::Value* pack(const Registers& elements) {
+    if (input_ == DType::f32) return b_.CreateBitCast(round_tf32(elements.front()), b_.getInt32Ty());
+    llvm::Value* packed =
+        llvm::PoisonValue::get(llvm::FixedVectorType::get(elements.front()->getType(), elements.size()));
+    for (std::size_t e = 0; e < elements.size(); ++e) packed = b_.CreateInsertElement(packed, elements[e], e);
+    return input_ == DType::f16 ? packed : b_.CreateBitCast(packed, b_.getInt32Ty());
   }
 
   /// One k: sums[r] += a[row(r), k] * b[k, column(r)] for every result

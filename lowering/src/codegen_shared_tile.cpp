@@ -1,9 +1,12 @@
-// LLVM code generation, a tile in shared memory (SharedTile): row-major
-// offsets of the elements a thread holds, and vector accesses where the
-// layout puts a thread's registers next to each other. Dimensions are powers
-// of two, so the offset of a XOR of coordinates is the XOR of their offsets:
-// a compile-time part per register and one thread part from the lane and warp.
+// LLVM code generation, a tile in shared memory (SharedTile): the offsets of
+// the elements a thread holds, from its register layout composed with the
+// tile's shared layout (register_offsets), vector accesses where the two put
+// a thread's registers next to each other, and ldmatrix reads of mma
+// fragments. Offsets are linear over GF(2), so the offset of a register of a
+// thread is a compile-time part per register XOR one thread part from its
+// lane and warp.
 #include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <set>
 
@@ -13,62 +16,69 @@ namespace kiln::lowering {
 
 namespace {
 
-/// The largest access a thread makes at once, in bytes (ld.shared.v4.b32).
-constexpr std::uint64_t kWidestAccessBytes = 16;
+/// The offsets bit by bit of input `in` of an offsets layout.
+std::vector<std::int32_t> offset_bases(const LinearLayout& offsets, const char* in) {
+  std::vector<std::int32_t> bases;
+  for (int bit = 0; bit < offsets.in_dim_size_log2(in); ++bit) bases.push_back(offsets.basis(in, bit)[0]);
+  return bases;
+}
+
+/// The OR of `bases`: every bit a thread part built from them may have.
+std::int32_t bits_of(const std::vector<std::int32_t>& bases) {
+  std::int32_t bits = 0;
+  for (std::int32_t basis : bases) bits |= basis;
+  return bits;
+}
+
+/// The offset of register `reg` in lane 0 of warp 0.
+std::int32_t register_offset(const LinearLayout& offsets, int reg) {
+  return offsets.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})[0].second;
+}
+
+llvm::Intrinsic::ID ldmatrix_intrinsic(const LdmatrixPlan& plan) {
+  switch (plan.matrices) {
+    case 1:
+      return plan.transposed ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16
+                             : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_b16;
+    case 2:
+      return plan.transposed ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16
+                             : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16;
+    default:
+      return plan.transposed ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                             : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16;
+  }
+}
 
 }  // namespace
 
-SharedTile::SharedTile(KernelCodegen& cg, const LinearLayout& layout, const std::vector<std::string>& row_major_dims,
+SharedTile::SharedTile(KernelCodegen& cg, const LinearLayout& layout, const LinearLayout& shared,
                        llvm::Type* memory_type, llvm::Value* base)
-    : cg_(cg), layout_(layout), dims_(row_major_dims), memory_type_(memory_type), base_(base) {
-  auto single_bit = [](const char* in, int bit) {
-    LinearLayout::Coordinates location{{"register", 0}, {"lane", 0}, {"warp", 0}};
-    for (auto& [name, value] : location)
-      if (name == in) value = 1 << bit;
-    return location;
-  };
-  std::vector<std::int32_t> lane_offsets, warp_offsets;
-  for (int bit = 0; bit < layout.in_dim_size_log2("lane"); ++bit)
-    lane_offsets.push_back(offset_of(single_bit("lane", bit)));
-  for (int bit = 0; bit < layout.in_dim_size_log2("warp"); ++bit)
-    warp_offsets.push_back(offset_of(single_bit("warp", bit)));
+    : cg_(cg), offsets_(register_offsets(layout, shared)), memory_type_(memory_type), base_(base) {
   llvm::IRBuilderBase& b = cg.builder;
-  thread_part_ = xor_of_set_bits(b, xor_of_set_bits(b, b.getInt32(0), lane_offsets, cg.lane), warp_offsets, cg.warp);
-
-  // Widen while the next register bit steps to the next element and every
-  // basis above the group keeps groups aligned to the wider width.
-  const std::uint64_t element_bytes = cg.module.getDataLayout().getTypeAllocSize(memory_type);
-  const int register_bits = layout.in_dim_size_log2("register");
-  auto groups_aligned = [&](int width_log2) {
-    for (int bit = width_log2; bit < register_bits; ++bit)
-      if (offset_of(single_bit("register", bit)) % (1 << width_log2) != 0) return false;
-    for (const std::vector<std::int32_t>* offsets : {&lane_offsets, &warp_offsets})
-      for (std::int32_t offset : *offsets)
-        if (offset % (1 << width_log2) != 0) return false;
-    return true;
-  };
-  int width_log2 = 0;
-  while (width_log2 < register_bits && (element_bytes << (width_log2 + 1)) <= kWidestAccessBytes &&
-         offset_of(single_bit("register", width_log2)) == (1 << width_log2) && groups_aligned(width_log2 + 1))
-    ++width_log2;
-  width_ = 1 << width_log2;
+  const std::vector<std::int32_t> warp_bases = offset_bases(offsets_, "warp"),
+                                  lane_bases = offset_bases(offsets_, "lane");
+  warp_part_ = xor_of_set_bits(b, b.getInt32(0), warp_bases, cg.warp);
+  thread_part_ = xor_of_set_bits(b, warp_part_, lane_bases, cg.lane);
+  warp_bits_ = bits_of(warp_bases);
+  thread_bits_ = warp_bits_ | bits_of(lane_bases);
+  const auto element_bytes = static_cast<int>(cg.module.getDataLayout().getTypeAllocSize(memory_type));
+  width_ = shared_vector_elements(offsets_, element_bytes);
 }
 
-std::int32_t SharedTile::offset_of(const LinearLayout::Coordinates& location) const {
-  const LinearLayout::Coordinates coordinates = layout_.apply(location);
-  std::int32_t offset = 0;
-  for (const std::string& dim : dims_)
-    for (const auto& [name, value] : coordinates)
-      if (name == dim) offset = offset * layout_.out_dim_size(dim) + value;
-  return offset;
+llvm::Value* SharedTile::address(llvm::Value* thread_part, std::int32_t thread_bits, std::int32_t offset) {
+  llvm::IRBuilderBase& b = cg_.builder;
+  // Bits the thread part never has are added, not XORed: the address is then
+  // one of few XORed bases plus an immediate offset, instead of a register of
+  // its own for every access (each live across a loop once hoisted).
+  const std::int32_t xored = offset & thread_bits, added = offset & ~thread_bits;
+  llvm::Value* index =
+      xored == 0 ? thread_part : b.CreateXor(thread_part, b.getInt32(static_cast<std::uint32_t>(xored)));
+  llvm::Value* address = b.CreateGEP(memory_type_, base_, index);
+  return added == 0 ? address : b.CreateConstGEP1_32(memory_type_, address, static_cast<unsigned>(added));
 }
 
 llvm::Value* SharedTile::address_of_register(int reg) {
-  llvm::IRBuilderBase& b = cg_.builder;
-  const std::int32_t offset = offset_of({{"register", reg}, {"lane", 0}, {"warp", 0}});
-  llvm::Value* index =
-      offset == 0 ? thread_part_ : b.CreateXor(thread_part_, b.getInt32(static_cast<std::uint32_t>(offset)));
-  return b.CreateGEP(memory_type_, base_, index);
+  return address(thread_part_, thread_bits_, register_offset(offsets_, reg));
 }
 
 void SharedTile::store(const std::vector<llvm::Value*>& values) {
@@ -79,7 +89,7 @@ void SharedTile::store(const std::vector<llvm::Value*>& values) {
   const llvm::Align alignment(cg_.module.getDataLayout().getTypeAllocSize(memory_type_) * width_);
   std::set<std::int32_t> stored;
   for (int first = 0; first < static_cast<int>(values.size()); first += width_) {
-    if (!stored.insert(offset_of({{"register", first}, {"lane", 0}, {"warp", 0}})).second) continue;
+    if (!stored.insert(register_offset(offsets_, first)).second) continue;
     llvm::Value* address = address_of_register(first);
     if (width_ == 1) {
       b.CreateStore(in_memory(values[static_cast<std::size_t>(first)]), address);
@@ -99,7 +109,7 @@ std::vector<llvm::Value*> SharedTile::load(llvm::Type* register_type) {
   };
   const llvm::Align alignment(cg_.module.getDataLayout().getTypeAllocSize(memory_type_) * width_);
   std::vector<llvm::Value*> values;
-  for (int first = 0; first < layout_.in_dim_size("register"); first += width_) {
+  for (int first = 0; first < offsets_.in_dim_size("register"); first += width_) {
     llvm::Value* address = address_of_register(first);
     if (width_ == 1) {
       values.push_back(in_register(b.CreateLoad(memory_type_, address)));
@@ -107,6 +117,27 @@ std::vector<llvm::Value*> SharedTile::load(llvm::Type* register_type) {
     }
     llvm::Value* vector = b.CreateAlignedLoad(llvm::FixedVectorType::get(memory_type_, width_), address, alignment);
     for (int i = 0; i < width_; ++i) values.push_back(in_register(b.CreateExtractElement(vector, i)));
+  }
+  return values;
+}
+
+std::vector<llvm::Value*> SharedTile::load_with_ldmatrix(const LdmatrixPlan& plan, llvm::Type* register_type,
+                                                         int first) {
+  llvm::IRBuilderBase& b = cg_.builder;
+  if (!row_part_) {
+    // The row this lane supplies, relative to each group's first register.
+    row_part_ = xor_of_set_bits(b, warp_part_, plan.lane_offsets, cg_.lane);
+    row_bits_ = warp_bits_ | bits_of(plan.lane_offsets);
+  }
+  llvm::Value* row = address(row_part_, row_bits_, register_offset(offsets_, first));
+  llvm::Value* loaded = b.CreateIntrinsic(ldmatrix_intrinsic(plan), {row->getType()}, {row});
+  const auto per_word = static_cast<unsigned>(plan.elements_per_register);
+  llvm::Type* word_type = per_word == 1 ? register_type : llvm::FixedVectorType::get(register_type, per_word);
+  std::vector<llvm::Value*> values;
+  for (unsigned matrix = 0; matrix < static_cast<unsigned>(plan.matrices); ++matrix) {
+    llvm::Value* word =
+        b.CreateBitCast(plan.matrices == 1 ? loaded : b.CreateExtractValue(loaded, {matrix}), word_type);
+    for (unsigned e = 0; e < per_word; ++e) values.push_back(per_word == 1 ? word : b.CreateExtractElement(word, e));
   }
   return values;
 }

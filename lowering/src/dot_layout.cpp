@@ -1,6 +1,6 @@
 // The operand layouts of `dot`: for the FMA path built from the result's layout basis
-// by basis, and the tensor-core (mma.sync.m16n8k16) accumulator and fragment
-// layouts with the rule for which dots run on tensor cores.
+// by basis, and the tensor-core (mma.sync m16n8k16, k32 and k8) accumulator and
+// fragment layouts with the rule for which dots run on tensor cores.
 #include "kiln/lowering/dot_layout.hpp"
 
 #include <algorithm>
@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "kiln/ir/attribute_enums.hpp"
 
 namespace kiln::lowering {
 
@@ -97,23 +99,30 @@ LinearLayout mma_accumulator_layout(std::int64_t m_size, std::int64_t n_size, Mm
 }
 
 LinearLayout mma_operand_layout(DotOperand operand, std::int64_t rows, std::int64_t columns, MmaWarps warps,
-                                int num_warps) {
+                                int num_warps, MmaInstruction instruction) {
   check_power_of_two("rows", rows);
   check_power_of_two("columns", columns);
+  const int k = instruction.k, per_register = instruction.elements_per_register;
+  const std::int64_t k_size = operand == DotOperand::a ? columns : rows;
+  if (k_size % k != 0) fail("mma layout: K is " + std::to_string(k_size) + ", not a multiple of " + std::to_string(k));
+  // Along K first inside a register, then the second 8 rows (a) or the
+  // second half of K (b), then the k tiles; the lanes take K in steps of a
+  // register and the rows (a) or columns (b) in groups of 4.
+  const int along_k = operand == DotOperand::a ? 1 : 0;
+  std::vector<LinearLayout::Basis> registers;
+  append_steps(registers, per_register, 1, along_k);
+  if (operand == DotOperand::a) registers.push_back({8, 0});
+  registers.push_back(operand == DotOperand::a ? LinearLayout::Basis{0, k / 2} : LinearLayout::Basis{k / 2, 0});
+  append_steps(registers, k_size / k, k, along_k);
+  std::vector<LinearLayout::Basis> lanes;
+  append_steps(lanes, 4, per_register, along_k);
+  append_steps(lanes, 8, 1, 1 - along_k);
   if (operand == DotOperand::a) {
-    if (columns % 16 != 0) fail("mma layout: K is " + std::to_string(columns) + ", not a multiple of 16");
-    std::vector<LinearLayout::Basis> registers = {{0, 1}, {8, 0}, {0, 8}};
-    append_steps(registers, columns / 16, 16, 1);
     append_steps(registers, std::max<std::int64_t>(1, rows / (16 * warps.m)), 16 * warps.m, 0);
-    return from_bases(std::move(registers), {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}},
-                      warp_bases(warps, num_warps, true, false), rows, columns);
+    return from_bases(std::move(registers), std::move(lanes), warp_bases(warps, num_warps, true, false), rows, columns);
   }
-  if (rows % 16 != 0) fail("mma layout: K is " + std::to_string(rows) + ", not a multiple of 16");
-  std::vector<LinearLayout::Basis> registers = {{1, 0}, {8, 0}};
-  append_steps(registers, rows / 16, 16, 0);
   append_steps(registers, std::max<std::int64_t>(1, columns / (8 * warps.n)), 8 * warps.n, 1);
-  return from_bases(std::move(registers), {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}},
-                    warp_bases(warps, num_warps, false, true), rows, columns);
+  return from_bases(std::move(registers), std::move(lanes), warp_bases(warps, num_warps, false, true), rows, columns);
 }
 
 int compute_capability(std::string_view arch) {
@@ -124,6 +133,17 @@ int compute_capability(std::string_view arch) {
   return number;
 }
 
+MmaInstruction mma_instruction(const ir::Operation& dot) {
+  const ir::DType input = dot.operands.at(0)->type.dtype;
+  switch (input) {
+    case ir::DType::f16:
+    case ir::DType::bf16: return {16, 2};
+    case ir::DType::i8: return {32, 4};
+    case ir::DType::f32: return {8, 1};
+    default: fail("mma layout: no mma.sync takes " + std::string(ir::dtype_name(input)) + " inputs");
+  }
+}
+
 bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target) {
   if (!target.tensor_cores || compute_capability(target.arch) < 80 || dot.code != ir::OpCode::dot ||
       dot.operands.size() != 3 || dot.results.size() != 1)
@@ -131,9 +151,16 @@ bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target) {
   const ir::Type& a = dot.operands[0]->type;
   const ir::Type& b = dot.operands[1]->type;
   const ir::Type& acc = dot.operands[2]->type;
-  if (a.shape.size() != 2 || b.shape.size() != 2 || acc.shape.size() != 2) return false;
-  if ((a.dtype != ir::DType::f16 && a.dtype != ir::DType::bf16) || b.dtype != a.dtype) return false;
-  return acc.dtype == ir::DType::f32 && a.shape[1] % 16 == 0;
+  if (a.shape.size() != 2 || b.shape.size() != 2 || acc.shape.size() != 2 || b.dtype != a.dtype) return false;
+  switch (a.dtype) {
+    case ir::DType::f16:
+    case ir::DType::bf16: return acc.dtype == ir::DType::f32 && a.shape[1] % 16 == 0;
+    case ir::DType::i8: return acc.dtype == ir::DType::i32 && a.shape[1] % 32 == 0;
+    case ir::DType::f32:
+      return acc.dtype == ir::DType::f32 && a.shape[1] % 8 == 0 &&
+             ir::attribute_enum<ir::Precision>(dot) == ir::Precision::tf32;
+    default: return false;
+  }
 }
 
 LinearLayout dot_accumulator_layout(const ir::Operation& dot, int num_warps) {
@@ -145,8 +172,9 @@ LinearLayout dot_fragment_layout(const ir::Operation& dot, DotOperand operand, i
   const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
   const std::int64_t k_size = dot.operands[0]->type.shape[1];
   const MmaWarps warps = mma_warps(m_size, n_size, num_warps);
-  return operand == DotOperand::a ? mma_operand_layout(DotOperand::a, m_size, k_size, warps, num_warps)
-                                  : mma_operand_layout(DotOperand::b, k_size, n_size, warps, num_warps);
+  const MmaInstruction instruction = mma_instruction(dot);
+  return operand == DotOperand::a ? mma_operand_layout(DotOperand::a, m_size, k_size, warps, num_warps, instruction)
+                                  : mma_operand_layout(DotOperand::b, k_size, n_size, warps, num_warps, instruction);
 }
 
 LinearLayout dot_operand_layout(const LinearLayout& result, DotOperand operand, std::int64_t k_size) {

@@ -52,6 +52,7 @@ class CtaScheduler {
   int thread_index() const { return running_; }
   /// This program's shared memory.
   std::byte* shared_memory() const { return shared_; }
+  std::size_t shared_memory_bytes() const { return shared_bytes_; }
 
   /// Waits until every thread of the program arrives, then returns to all of
   /// them `mode`'s reduction of their `predicate`s (plain: 0). `site` tells

@@ -1,5 +1,5 @@
 // The hooks: thread and program indices, barriers, fences, warp shuffles and
-// votes, mma.sync, NVVM math, libdevice's __nv_* on host libm, vprintf,
+// votes, mma.sync, ldmatrix, NVVM math, libdevice's __nv_* on host libm, vprintf,
 // __assertfail, shared memory, the global access check, and the f16/bf16
 // conversions and fused multiply-adds narrow_floats.cpp makes explicit (on
 // 16-bit patterns in 32-bit integers, the interpreter's rounding rules:
@@ -161,6 +161,36 @@ KILN_EMU_MMA(m16n8k16_bf16, kiln::runtime::emu::MmaInput::bf16)
 KILN_EMU_MMA(m16n8k16_f16, kiln::runtime::emu::MmaInput::f16)
 KILN_EMU_MMA(m16n8k8_tf32, kiln::runtime::emu::MmaInput::tf32)
 #undef KILN_EMU_MMA
+void kiln_emu_mma_m16n8k32_s8(std::uint32_t a0, std::uint32_t a1, std::uint32_t a2, std::uint32_t a3, std::uint32_t b0,
+                              std::uint32_t b1, std::int32_t c0, std::int32_t c1, std::int32_t c2, std::int32_t c3,
+                              std::int32_t* d) {
+  const std::uint32_t a[4] = {a0, a1, a2, a3};
+  const std::uint32_t b[2] = {b0, b1};
+  const std::int32_t c[4] = {c0, c1, c2, c3};
+  kiln::runtime::emu::warp_integer_matrix_multiply(a, b, c, d);
+}
+
+// ldmatrix.sync.aligned.m8n8.x1/x2/x4[.trans].b16: the row address this lane
+// supplies; the x2 and x4 results come back through `results`.
+#define KILN_EMU_LDMATRIX(name, matrices, transposed)                         \
+  void kiln_emu_ldmatrix_##name(const void* row, std::uint32_t* results) {    \
+    kiln::runtime::emu::warp_matrix_load(row, matrices, transposed, results); \
+  }
+KILN_EMU_LDMATRIX(x2, 2, false)
+KILN_EMU_LDMATRIX(x2_trans, 2, true)
+KILN_EMU_LDMATRIX(x4, 4, false)
+KILN_EMU_LDMATRIX(x4_trans, 4, true)
+#undef KILN_EMU_LDMATRIX
+std::uint32_t kiln_emu_ldmatrix_x1(const void* row) {
+  std::uint32_t result;
+  kiln::runtime::emu::warp_matrix_load(row, 1, false, &result);
+  return result;
+}
+std::uint32_t kiln_emu_ldmatrix_x1_trans(const void* row) {
+  std::uint32_t result;
+  kiln::runtime::emu::warp_matrix_load(row, 1, true, &result);
+  return result;
+}
 
 // NVVM math: the approximations computed exactly by the host (within their
 // documented error of the GPU's results). ex2 and lg2, in every softmax,
@@ -349,6 +379,13 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("llvm.nvvm.mma.m16n8k16.row.col.bf16", kiln_emu_mma_m16n8k16_bf16),
     KILN_EMU_HOOK("llvm.nvvm.mma.m16n8k16.row.col.f32.f32", kiln_emu_mma_m16n8k16_f16),
     KILN_EMU_HOOK("llvm.nvvm.mma.m16n8k8.row.col.tf32", kiln_emu_mma_m16n8k8_tf32),
+    KILN_EMU_HOOK("llvm.nvvm.mma.m16n8k32.row.col.s8", kiln_emu_mma_m16n8k32_s8),
+    KILN_EMU_HOOK("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.b16.p3", kiln_emu_ldmatrix_x1),
+    KILN_EMU_HOOK("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.trans.b16.p3", kiln_emu_ldmatrix_x1_trans),
+    KILN_EMU_HOOK("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.b16.p3", kiln_emu_ldmatrix_x2),
+    KILN_EMU_HOOK("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16.p3", kiln_emu_ldmatrix_x2_trans),
+    KILN_EMU_HOOK("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3", kiln_emu_ldmatrix_x4),
+    KILN_EMU_HOOK("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3", kiln_emu_ldmatrix_x4_trans),
     KILN_EMU_HOOK("llvm.nvvm.ex2.approx.f", kiln_emu_ex2_f32),
     KILN_EMU_HOOK("llvm.nvvm.ex2.approx.ftz.f", kiln_emu_ex2_f32),
     KILN_EMU_HOOK("llvm.nvvm.ex2.approx.d", kiln_emu_ex2_f64),

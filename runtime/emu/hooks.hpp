@@ -52,6 +52,16 @@ enum class MmaInput { bf16, f16, tf32 };
 /// layouts; products summed exactly, rounded once to f32).
 void warp_matrix_multiply(MmaInput input, const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d);
 
+/// mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 for the running lane: A
+/// (4 registers of four s8), B (2), C (4 s32); D = A B + C, wrapping, in `d`.
+void warp_integer_matrix_multiply(const std::uint32_t* a, const std::uint32_t* b, const std::int32_t* c,
+                                  std::int32_t* d);
+
+/// ldmatrix.sync.aligned.m8n8.x{matrices}[.trans].b16 for the running lane:
+/// `row` is the shared-memory row this lane supplies, and its 32-bit result
+/// of each matrix is written to `results` (PTX ISA fragment layouts).
+void warp_matrix_load(const void* row, int matrices, bool transposed, std::uint32_t* results);
+
 /// vprintf's output for `format` and the CUDA argument buffer `arguments`
 /// (each argument at its natural alignment; floats as doubles).
 std::string format_device_printf(const char* format, const std::byte* arguments);

@@ -1,6 +1,7 @@
 // mma.sync on the emu: the warp's 32 lanes hand their fragments to the last
 // to arrive, which assembles A (16 x K), B (K x 8) and C (16 x 8) from the
-// PTX ISA's fragment layouts, multiplies and hands each lane its part of D.
+// PTX ISA's fragment layouts, multiplies and hands each lane its part of D:
+// f16, bf16 and tf32 into f32, and s8 into s32.
 #include <array>
 #include <bit>
 #include <cstring>
@@ -75,7 +76,52 @@ void multiply(const std::array<void*, 32>& lanes) {
   }
 }
 
+/// One lane's part of an integer operation: 8-bit A (4 registers) and B (2),
+/// s32 C and D.
+struct IntegerMmaLane {
+  const std::uint32_t* a;
+  const std::uint32_t* b;
+  const std::int32_t* c;
+  std::int32_t* d;
+};
+
+void multiply_integers(const std::array<void*, 32>& lanes) {
+  constexpr int kDepth = 32;
+  std::int32_t a[kRows][kDepth] = {}, b[kDepth][kColumns] = {}, c[kRows][kColumns] = {};
+  auto byte = [](std::uint32_t bits, int e) {
+    return static_cast<std::int32_t>(static_cast<std::int8_t>(bits >> (8 * e)));
+  };
+  for (int lane = 0; lane < 32; ++lane) {
+    const auto& mine = *static_cast<const IntegerMmaLane*>(lanes[static_cast<std::size_t>(lane)]);
+    const int group = lane / 4, thread_in_group = lane % 4;
+    // Register r of A holds row g + 8 (r & 1), columns 4t + 16 (r >> 1) + {0..3};
+    // register r of B holds rows 4t + 16 r + {0..3} of column g.
+    for (int r = 0; r < 4; ++r)
+      for (int e = 0; e < 4; ++e) a[group + 8 * (r & 1)][4 * thread_in_group + 16 * (r >> 1) + e] = byte(mine.a[r], e);
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < 4; ++e) b[4 * thread_in_group + 16 * r + e][group] = byte(mine.b[r], e);
+    for (int i = 0; i < 4; ++i) c[group + 8 * (i >> 1)][2 * thread_in_group + (i & 1)] = mine.c[i];
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    const auto& mine = *static_cast<const IntegerMmaLane*>(lanes[static_cast<std::size_t>(lane)]);
+    const int group = lane / 4, thread_in_group = lane % 4;
+    for (int i = 0; i < 4; ++i) {
+      const int row = group + 8 * (i >> 1), column = 2 * thread_in_group + (i & 1);
+      // Wrapping s32 arithmetic, as mma.sync without .satfinite.
+      std::uint32_t sum = static_cast<std::uint32_t>(c[row][column]);
+      for (int k = 0; k < kDepth; ++k) sum += static_cast<std::uint32_t>(a[row][k] * b[k][column]);
+      mine.d[i] = static_cast<std::int32_t>(sum);
+    }
+  }
+}
+
 }  // namespace
+
+void warp_integer_matrix_multiply(const std::uint32_t* a, const std::uint32_t* b, const std::int32_t* c,
+                                  std::int32_t* d) {
+  IntegerMmaLane lane{a, b, c, d};
+  CtaScheduler::current().warp_exchange(&lane, &multiply_integers);
+}
 
 void warp_matrix_multiply(MmaInput input, const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d) {
   MmaLane lane{input, a, b, c, d};

@@ -115,20 +115,25 @@ INSTANTIATE_TEST_SUITE_P(
                       DotCase{1, 64, 16, "f16", "f32", "ieee", 2}, DotCase{128, 8, 4, "bf16", "f32", "ieee", 8}),
     [](const ::testing::TestParamInfo<DotCase>& info) { return case_name(info.param); });
 
-/// Dots of f16 and bf16 inputs on tensor cores: one mma.sync.m16n8k16 per
-/// 16 x 8 accumulator tile a warp holds and 16 k.
+/// Dots on tensor cores: one mma.sync per 16 x 8 accumulator tile a warp
+/// holds and k of the instruction: m16n8k16 for f16 and bf16, m16n8k32 for
+/// i8, m16n8k8 for f32 at tf32 precision (inputs rounded to tf32 first).
 class MmaShapes : public ::testing::TestWithParam<DotCase> {};
 
 TEST_P(MmaShapes, LowersToMmaSyncAndPtxasAccepts) {
   const DotCase& c = GetParam();
+  const std::string input = c.input;
   const std::unique_ptr<ir::Function> fn = ir::parse_function(dot_kernel_text(c));
   const lowering::MmaWarps warps = lowering::mma_warps(c.m, c.n, c.num_warps);
-  const int tiles_per_warp = std::max(1, c.m / (16 * warps.m)) * std::max(1, c.n / (8 * warps.n)) * (c.k / 16);
+  const int k = input == "i8" ? 32 : input == "f32" ? 8 : 16;
+  const std::string mma = input == "i8"    ? "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"
+                          : input == "f32" ? "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+                                           : "mma.sync.aligned.m16n8k16.row.col.f32." + input + "." + input + ".f32";
+  const int tiles_per_warp = std::max(1, c.m / (16 * warps.m)) * std::max(1, c.n / (8 * warps.n)) * (c.k / k);
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel = lowering::compile_for_gpu(*fn, {.arch = arch, .num_warps = c.num_warps});
-    const std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + c.input + "." + c.input + ".f32";
     EXPECT_EQ(count(kernel.ptx, mma), tiles_per_warp) << kernel.ptx;
-    EXPECT_EQ(count(kernel.ptx, "fma.rn.f32"), 0);
+    EXPECT_EQ(count(kernel.ptx, "fma.rn.f32") + count(kernel.ptx, "mad.lo.s32"), 0);
     KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "mma_" + case_name(c));
   }
 }
@@ -137,21 +142,32 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, MmaShapes,
     ::testing::Values(DotCase{16, 8, 16, "f16", "f32", "ieee", 1}, DotCase{64, 64, 32, "f16", "f32", "ieee"},
                       DotCase{32, 64, 16, "bf16", "f32", "ieee"}, DotCase{128, 32, 64, "bf16", "f32", "ieee", 8},
+                      DotCase{16, 8, 32, "i8", "i32", "ieee", 1}, DotCase{64, 64, 64, "i8", "i32", "ieee"},
+                      DotCase{16, 8, 8, "f32", "f32", "tf32", 1}, DotCase{64, 64, 32, "f32", "f32", "tf32"},
                       // Smaller than the warps' tiles: copies.
-                      DotCase{8, 4, 16, "f16", "f32", "ieee"}, DotCase{16, 16, 32, "f16", "f32", "ieee", 2}),
+                      DotCase{8, 4, 16, "f16", "f32", "ieee"}, DotCase{16, 16, 32, "f16", "f32", "ieee", 2},
+                      DotCase{8, 4, 32, "i8", "i32", "ieee"}),
     [](const ::testing::TestParamInfo<DotCase>& info) { return case_name(info.param); });
 
-/// f16 dots the tensor cores do not take stay on the FMA units: K below 16,
-/// or tensor cores off; a 128 x 128 f32 accumulator (in registers) does not.
+/// Dots the tensor cores do not take stay on the FMA units: K below 16 for
+/// f16 (below 32 for i8), f32 at ieee or tf32x3 precision, or tensor cores
+/// off; a 128 x 128 f32 accumulator (in registers) does not.
 TEST(MmaFallback, OtherDotsStayOnTheFmaUnits) {
   const DotCase small_k{16, 16, 8, "f16", "f32", "ieee"};
   const DotCase fits{64, 64, 32, "f16", "f32", "ieee"};
-  for (const auto& [c, tensor_cores] : {std::pair{small_k, true}, std::pair{fits, false}}) {
+  const DotCase small_integer_k{16, 16, 16, "i8", "i32", "ieee"};
+  const DotCase ieee{16, 16, 16, "f32", "f32", "ieee"};
+  const DotCase three_passes{16, 16, 16, "f32", "f32", "tf32x3"};
+  for (const auto& [c, tensor_cores] :
+       {std::pair{small_k, true}, std::pair{fits, false}, std::pair{small_integer_k, true}, std::pair{ieee, true},
+        std::pair{three_passes, true}}) {
     const std::unique_ptr<ir::Function> fn = ir::parse_function(dot_kernel_text(c));
     const lowering::GpuKernel kernel =
         lowering::compile_for_gpu(*fn, {.arch = "sm_90a", .num_warps = 4, .tensor_cores = tensor_cores});
     EXPECT_EQ(count(kernel.ptx, "mma.sync"), 0) << case_name(c);
-    EXPECT_TRUE(contains(kernel.ptx, "fma.rn.f32")) << case_name(c);
+    if (std::string(c.input) == "i8")
+      EXPECT_TRUE(contains(kernel.ptx, "mad.lo.s32") || contains(kernel.ptx, "mul.lo.s32")) << case_name(c);
+    else EXPECT_TRUE(contains(kernel.ptx, std::string(c.input) == "f32" ? "add.rn.f32" : "fma.rn.f32")) << case_name(c);
   }
   const std::unique_ptr<ir::Function> large = ir::parse_function(dot_kernel_text({128, 128, 32, "f16", "f32", "ieee"}));
   EXPECT_GT(count(lowering::compile_for_gpu(*large, {.arch = "sm_90a", .num_warps = 4}).ptx, "mma.sync"), 0);

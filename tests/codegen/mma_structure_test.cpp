@@ -2,8 +2,9 @@
 // sm_90a at the configurations the library launches: the accumulator stays
 // in registers across the K loop (no f32 shared-memory traffic inside it),
 // the loop holds the expected mma.sync count and a bounded number of
-// barriers (two per crossing of shared memory); attention's Q and P reach
-// their dots from registers.
+// barriers (two per crossing of shared memory), operands staged in shared
+// memory reach their fragments through ldmatrix (no 16-bit shared loads);
+// attention's Q and P reach their dots from registers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,9 +29,10 @@ int f32_shared_accesses(std::string_view ptx) {
   return total;
 }
 
-/// Checks the innermost loop holding mma.sync of `fn` compiled for sm_80 and sm_90a.
-void expect_mma_loop(const ir::Function& fn, int num_warps, int mma_per_iteration, int max_barriers,
-                     const std::string& stem) {
+/// Checks the innermost loop holding mma.sync of `fn` compiled for sm_80 and
+/// sm_90a: `ldmatrix` and `ldmatrix_trans` x4 loads per iteration.
+void expect_mma_loop(const ir::Function& fn, int num_warps, int mma_per_iteration, int max_barriers, int ldmatrix,
+                     int ldmatrix_trans, const std::string& stem) {
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = num_warps});
     const std::string_view loop = innermost_loop_holding(kernel.ptx, "mma.sync");
@@ -38,6 +40,11 @@ void expect_mma_loop(const ir::Function& fn, int num_warps, int mma_per_iteratio
     EXPECT_EQ(count(loop, "mma.sync.aligned.m16n8k16"), mma_per_iteration) << stem << " " << arch;
     EXPECT_EQ(f32_shared_accesses(loop), 0) << stem << " " << arch << ": f32 shared traffic in the loop:\n" << loop;
     EXPECT_LE(count(loop, "bar.sync"), max_barriers) << stem << " " << arch << ":\n" << loop;
+    EXPECT_EQ(count(loop, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), ldmatrix) << stem << " " << arch;
+    EXPECT_EQ(count(loop, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), ldmatrix_trans) << stem << " " << arch;
+    EXPECT_EQ(count(loop, "ld.shared.b16") + count(loop, "ld.shared.u16"), 0)
+        << stem << " " << arch << ": operands read from shared memory one element at a time:\n"
+        << loop;
     KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, stem);
   }
 }
@@ -50,9 +57,11 @@ constexpr int kMatmulMmaPerIteration = 8 * 2;
 template <class T, kernels::Epilogue E>
 void expect_matmul_loop(const std::string& stem) {
   auto compiled = kl::compile<kernels::matmul<T, T, kBlockM, kBlockN, kBlockK, kGroupM, E>>();
-  // One crossing: a and b into their fragments together.
+  // One crossing: a and b into their fragments together; each warp reads
+  // its 16 x 32 slice of a as 2 ldmatrix.x4 and all of b (32 x 64) as 8
+  // ldmatrix.x4.trans, since b is stored along N and its fragment runs along K.
   expect_mma_loop(compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized(), 4,
-                  kMatmulMmaPerIteration, 2, stem);
+                  kMatmulMmaPerIteration, 2, kBlockM / 4 * kBlockK / 256, kBlockK * kBlockN / 256, stem);
 }
 
 TEST(MmaStructure, MatmulF16KeepsTheAccumulatorInRegisters) {
@@ -76,9 +85,13 @@ void expect_attention_loop(const std::string& stem) {
   const int m_tiles = block_m / rows_per_warp_pass;
   const int scores = m_tiles * (block_n / 8) * (HEAD_DIM / 16), output = m_tiles * (HEAD_DIM / 8) * (block_n / 16);
   // Three crossings: K^T and V into their fragments, and the key offsets
-  // into the slice the second expand_dims of one arange needs.
+  // into the slice the second expand_dims of one arange needs. Every warp
+  // reads all of K^T (HEAD_DIM x BLOCK_N) and of V (BLOCK_N x HEAD_DIM), 256
+  // elements per x4, both with .trans: both are stored from the kernel's one
+  // 2-D blocked layout, whose registers run along dim1 (K^T's N, the keys,
+  // although its memory runs along the head dimension; V's N).
   expect_mma_loop(compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized(), num_warps, scores + output,
-                  6, stem);
+                  6, 0, 2 * HEAD_DIM * block_n / 256, stem);
 }
 
 TEST(MmaStructure, AttentionF16Head64KeepsPAndTheAccumulatorInRegisters) {

@@ -217,6 +217,59 @@ TEST(MmaLayout, FragmentsFollowThePtxIsaTables) {
   expect_mma_fragments(16, 16, 32, 2);
 }
 
+/// The operand layouts of m16n8k32 (8-bit elements, four to a register)
+/// and m16n8k8 (tf32, one to a register) against the PTX ISA's tables: in
+/// a 16 x k tile of a, element j of a lane is element j % e of register
+/// r = j / e, at row g + 8 (r & 1) and column e t + j % e + (k / 2)(r >> 1);
+/// in a k x 8 tile of b, at row e t + j % e + (k / 2) r and column g.
+void expect_fragments_of(MmaInstruction instruction, std::int64_t m, std::int64_t n, std::int64_t k, int num_warps) {
+  const MmaWarps warps = mma_warps(m, n, num_warps);
+  const LinearLayout a = mma_operand_layout(DotOperand::a, m, k, warps, num_warps, instruction);
+  const LinearLayout b = mma_operand_layout(DotOperand::b, k, n, warps, num_warps, instruction);
+  const int e = instruction.elements_per_register, tile_k = instruction.k;
+  const auto m_tiles = static_cast<int>(std::max<std::int64_t>(1, m / (16 * warps.m)));
+  const auto n_tiles = static_cast<int>(std::max<std::int64_t>(1, n / (8 * warps.n)));
+  const auto k_tiles = static_cast<int>(k / tile_k);
+  const std::string what = "k" + std::to_string(tile_k) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                           std::to_string(k) + " warps " + std::to_string(num_warps);
+  ASSERT_EQ(a.in_dim_size("register"), tile_k / 2 * m_tiles * k_tiles) << what;
+  ASSERT_EQ(b.in_dim_size("register"), tile_k / 4 * n_tiles * k_tiles) << what;
+  for (std::int32_t warp = 0; warp < num_warps; ++warp) {
+    const std::int64_t warp_row = 16 * (warp % warps.m), warp_column = 8 * ((warp / warps.m) % warps.n);
+    for (std::int32_t lane = 0; lane < 32; ++lane) {
+      const std::int64_t g = lane / 4, t = lane % 4;
+      for (int ki = 0; ki < k_tiles; ++ki) {
+        for (int mi = 0; mi < m_tiles; ++mi)
+          for (int j = 0; j < tile_k / 2; ++j) {
+            const int r = j / e;
+            const std::int64_t row = 16 * warps.m * mi + warp_row + g + 8 * (r & 1);
+            const std::int64_t column = tile_k * ki + e * t + j % e + tile_k / 2 * (r >> 1);
+            EXPECT_EQ(element_at(a, j + tile_k / 2 * (ki + k_tiles * mi), lane, warp),
+                      Element(static_cast<std::int32_t>(row % m), static_cast<std::int32_t>(column)))
+                << what << " a" << j << " lane " << lane << " warp " << warp;
+          }
+        for (int ni = 0; ni < n_tiles; ++ni)
+          for (int j = 0; j < tile_k / 4; ++j) {
+            const std::int64_t row = tile_k * ki + e * t + j % e + tile_k / 2 * (j / e);
+            const std::int64_t column = 8 * warps.n * ni + warp_column + g;
+            EXPECT_EQ(element_at(b, j + tile_k / 4 * (ki + k_tiles * ni), lane, warp),
+                      Element(static_cast<std::int32_t>(row), static_cast<std::int32_t>(column % n)))
+                << what << " b" << j << " lane " << lane << " warp " << warp;
+          }
+      }
+    }
+  }
+}
+
+TEST(MmaLayout, EightBitAndTf32FragmentsFollowThePtxIsaTables) {
+  expect_fragments_of({32, 4}, 16, 8, 32, 1);
+  expect_fragments_of({32, 4}, 64, 64, 64, 4);
+  expect_fragments_of({8, 1}, 16, 8, 8, 1);
+  expect_fragments_of({8, 1}, 64, 32, 32, 4);
+  // The 16-bit instruction read by the same rule.
+  expect_fragments_of({16, 2}, 64, 64, 32, 4);
+}
+
 TEST(MmaLayout, SmallTilesWrapIntoCopies) {
   expect_mma_fragments(8, 4, 16, 4);
   expect_mma_fragments(16, 64, 16, 8);

@@ -58,25 +58,44 @@ MmaWarps mma_warps(std::int64_t m_size, std::int64_t n_size, int num_warps);
 /// than 16·m x 8·n wrap (copies), as blocked_layout does.
 LinearLayout mma_accumulator_layout(std::int64_t m_size, std::int64_t n_size, MmaWarps warps, int num_warps);
 
+/// The shape of the mma.sync instruction a tensor-core dot runs, by its
+/// input dtype: m16n8k16 for f16 and bf16, m16n8k32 for i8 (s8 x s8 + s32),
+/// m16n8k8 for f32 at tf32 precision. Each lane holds its operand elements
+/// in 32-bit registers, `elements_per_register` to a register.
+struct MmaInstruction {
+  int k = 16;
+  int elements_per_register = 2;
+};
+
 /// The fragment layout of operand a [m_size, k_size] (row-major fragment) or
-/// b [k_size, n_size] (column-major fragment) of `mma.sync.m16n8k16` for the
-/// accumulator layout above. a: lane l holds a0..a7 at (g, 2t), (g, 2t + 1),
-/// (g + 8, 2t), (g + 8, 2t + 1), (g, 2t + 8), (g, 2t + 9), (g + 8, 2t + 8),
-/// (g + 8, 2t + 9) of each 16 x 16 tile: register bits (0, 1), (8, 0),
-/// (0, 8); register 8 (ki + reps_k · mi) + e holds element e of tile
-/// (mi, ki). b: b0..b3 at (2t, g), (2t + 1, g), (2t + 8, g), (2t + 9, g)
-/// of each 16 x 8 tile: register bits (1, 0), (8, 0); register
-/// 4 (ki + reps_k · ni) + e. Warps along the other operand's dimension hold
-/// copies. `k_size` must be a multiple of 16.
+/// b [k_size, n_size] (column-major fragment) of `mma.sync.m16n8k{k}` for
+/// the accumulator layout above, with e = elements_per_register elements of
+/// 32 / e bits in each 32-bit register. a: each 16 x k tile; register bits
+/// first step along K inside a 32-bit register (e elements), then (8, 0),
+/// then (0, k / 2); lane bits (0, e), (0, 2e), (1, 0), (2, 0), (4, 0); so
+/// for m16n8k16 lane l holds a0..a7 at (g, 2t), (g, 2t + 1), (g + 8, 2t),
+/// (g + 8, 2t + 1), (g, 2t + 8), (g, 2t + 9), (g + 8, 2t + 8), (g + 8,
+/// 2t + 9), and register (k / 2)(ki + reps_k · mi) + j holds element j of
+/// tile (mi, ki). b: each k x 8 tile; register bits along K (e elements),
+/// then (k / 2, 0); lane bits (e, 0), (2e, 0), (0, 1), (0, 2), (0, 4); for
+/// m16n8k16 b0..b3 at (2t, g), (2t + 1, g), (2t + 8, g), (2t + 9, g), and
+/// register (k / 4)(ki + reps_k · ni) + j. Warps along the other operand's
+/// dimension hold copies. `k_size` must be a multiple of k.
 LinearLayout mma_operand_layout(DotOperand operand, std::int64_t rows, std::int64_t columns, MmaWarps warps,
-                                int num_warps);
+                                int num_warps, MmaInstruction instruction = {});
 
 /// The sm_XY number of `arch` ("sm_90a" is 90), or 0 when it is not of that form.
 int compute_capability(std::string_view arch);
 
-/// Whether `dot` runs on tensor cores (mma.sync.m16n8k16) for `target`: f16
-/// or bf16 inputs, an f32 accumulator, 2-D tiles with K a multiple of 16,
-/// sm_80 or newer, unless the target turns tensor cores off.
+/// The mma.sync shape for `dot`'s input dtype (f16, bf16, i8, f32); throws
+/// std::invalid_argument naming the dtype for another.
+MmaInstruction mma_instruction(const ir::Operation& dot);
+
+/// Whether `dot` runs on tensor cores (mma.sync) for `target`, sm_80 or newer
+/// unless the target turns tensor cores off, on 2-D tiles: f16 or bf16 inputs
+/// with an f32 accumulator and K a multiple of 16 (m16n8k16); i8 inputs with
+/// an i32 accumulator and K a multiple of 32 (m16n8k32, exact); f32 inputs at
+/// tf32 precision with an f32 accumulator and K a multiple of 8 (m16n8k8).
 bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target);
 
 /// The layout a tensor-core dot's accumulator and result live in:
