@@ -19,8 +19,9 @@ In a CMake or shell file a region is marked `# [book:name]` ... `# [/book:name]`
 Usage:
   book_snippets.py check                 every snippet equals its region
   book_snippets.py update                rewrites every snippet from its region
-  book_snippets.py output NAME BINARY    runs BINARY; its output equals the block of NAME
-  book_snippets.py update-output NAME BINARY
+  book_snippets.py output NAME BINARY [ARG...]
+                                         runs BINARY ARG...; its output equals the block of NAME
+  book_snippets.py update-output NAME BINARY [ARG...]
 """
 import pathlib
 import re
@@ -108,10 +109,10 @@ def rewrite_or_check(kind, want_of, write):
     return problems
 
 
-def run_example(binary):
-    result = subprocess.run([binary], capture_output=True, text=True, timeout=600)
+def run_example(command):
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
-        raise BookError(f"{binary} exited with {result.returncode}:\n{result.stdout}{result.stderr}")
+        raise BookError(f"{' '.join(command)} exited with {result.returncode}:\n{result.stdout}{result.stderr}")
     return result.stdout.rstrip("\n").split("\n")
 
 
@@ -119,8 +120,8 @@ def main(argv):
     if argv[:1] in (["check"], ["update"]) and len(argv) == 1:
         problems = rewrite_or_check("snippet", region, argv[0] == "update")
         count = sum(1 for c in chapters() for b in blocks(c.read_text())[1] if b[0] == "snippet")
-    elif argv[:1] in (["output"], ["update-output"]) and len(argv) == 3:
-        output = run_example(argv[2])
+    elif argv[:1] in (["output"], ["update-output"]) and len(argv) >= 3:
+        output = run_example(argv[2:])
         seen = []
 
         def want(target, _name):

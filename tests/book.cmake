@@ -34,3 +34,24 @@ add_test(NAME book.compile_errors COMMAND Python3::Interpreter ${KILN_BOOK_SCRIP
                                           ${PROJECT_SOURCE_DIR}/scripts/compile_errors.py)
 set_tests_properties(book.compile_errors PROPERTIES LABELS book RESOURCE_LOCK kiln_build_tree TIMEOUT 900
                      ENVIRONMENT "KILN_BUILD_DIR=${CMAKE_BINARY_DIR};KILN_CMAKE=${CMAKE_COMMAND}")
+# book.tool.<name>: an output block of kiln tool commands (scripts/book_tool.py
+# prints each command, then what the tool printed), run on the cpu device.
+function(kiln_book_tool_output name)
+  add_test(NAME book.tool.${name}
+           COMMAND Python3::Interpreter ${KILN_BOOK_SCRIPT} output tool.${name}
+                   ${PROJECT_SOURCE_DIR}/scripts/book_tool.py $<TARGET_FILE:kiln_tool> ${ARGN})
+  set_tests_properties(book.tool.${name} PROPERTIES LABELS book ENVIRONMENT KILN_DEVICE=cpu)
+endfunction()
+kiln_book_tool_output(layout --head 12 dump vector_add --stage layout)
+kiln_book_tool_output(stats run vector_add --n 1048576 --device cpu --stats
+                      -- run softmax --rows 1000 --cols 1000 --device cpu --stats
+                      -- run matmul --m 256 --n 256 --k 256 --device cpu --stats)
+kiln_book_tool_output(emu --filter "^emu:" info)
+kiln_book_tool_output(conv2d run conv2d_bn_silu --device cpu:4 --stats -- run conv2d_bn_silu_unfused --device cpu:4 --stats
+                      -- run conv2d_bn_silu --k 3 --device cpu:4 --stats)
+# book.library: chapter 22's library builds as a project of its own against
+# an installed kiln (find_package), as well as inside this tree.
+add_test(NAME book.library
+         COMMAND ${PROJECT_SOURCE_DIR}/scripts/book_library.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_BINARY_DIR}/book-library ${CMAKE_COMMAND} ${CMAKE_CXX_COMPILER} "${CMAKE_CXX_COMPILER_LAUNCHER}")
+set_tests_properties(book.library PROPERTIES LABELS book TIMEOUT 600)
