@@ -122,11 +122,17 @@ def loops(instructions):
     return found
 
 
+def spin_wait(body):
+    """A loop around a compare-and-swap waits for a lock; it computes nothing."""
+    return any(op.startswith(("ATOMG", "ATOM.", "ATOMS")) and ".CAS" in op for _, op, _ in body)
+
+
 def hot_loop(instructions):
-    """The hot loop: among the innermost loops (holding no other loop), the
-    one with the most tensor-core instructions, the first in address order on
-    a tie. Returns its instructions, or None when the kernel has no loop."""
-    spans = loops(instructions)
+    """The hot loop: among the innermost loops (holding no other loop) that
+    are not spin waits, the one with the most tensor-core instructions, the
+    first in address order on a tie. Returns its instructions, or None when
+    the kernel has no such loop."""
+    spans = [s for s in loops(instructions) if not spin_wait(instructions[s[0]:s[1] + 1])]
     innermost = [s for s in spans if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
     if not innermost:
         return None
