@@ -19,8 +19,13 @@ jobs="${KILN_JOBS:-$(nproc)}"
 
 packages=(
   llvm-19-dev libzstd-dev libboost1.74-dev libboost-context1.74-dev libgtest-dev libbenchmark-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev ccache cmake g++ make clang-format-19 python3 pandoc
+  libcli11-dev libfmt-dev nlohmann-json3-dev ccache cmake g++ make clang-format-19 python3 python3-venv pandoc
 )
+# bench/compare's Triton, pinned to the GPU machine's version, and NumPy for
+# its interpreter checks (2.4 breaks Triton 3.6's interpreter), in a virtual
+# environment in the build folder (the compare tests run its python3).
+triton_version=3.6.0
+numpy_version=2.3.5
 
 fail() {
   echo "scripts/dev.sh: $*" >&2
@@ -69,6 +74,21 @@ configure() {
   fi
 }
 
+# Makes $build_dir/venv with the pinned triton and numpy unless it has them already.
+python_env() {
+  local venv="$build_dir/venv"
+  local pinned="import sys, numpy, triton; sys.exit((triton.__version__, numpy.__version__) != ('$triton_version', '$numpy_version'))"
+  if [[ -x "$venv/bin/python3" ]] && "$venv/bin/python3" -c "$pinned" 2>/dev/null; then
+    return 0
+  fi
+  echo "scripts/dev.sh: installing triton==$triton_version numpy==$numpy_version into $venv" >&2
+  python3 -m venv "$venv" ||
+    fail "cannot make a virtual environment at $venv with python3 -m venv (on Debian: apt-get install python3-venv)"
+  "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check "triton==$triton_version" \
+    "numpy==$numpy_version" ||
+    fail "cannot install triton==$triton_version numpy==$numpy_version into $venv with pip (is PyPI reachable?); the compare tests need them"
+}
+
 # Builds everything, or the targets given as `--target <name>`.
 build() {
   configure
@@ -88,11 +108,13 @@ case "$command" in
     (($# == 0)) || usage
     setup
     build
+    python_env
     ;;
   test)
     (($# == 0)) || usage
     setup
     build
+    python_env
     ctest --test-dir "$build_dir" --output-on-failure --parallel "$jobs"
     ;;
   run)

@@ -62,6 +62,9 @@ rm -rf "$out"
 mkdir -p "$out"
 tar -C "$staging" -cf - . | xz -9 -T1 >"$out/kiln-bin.tar.xz"
 cp "$root/scripts/device-check.sh" "$out/"
+# bench/compare: the GPU half of the comparison with Triton and torch (device-check.sh runs it first).
+mkdir -p "$out/compare"
+cp "$root"/bench/compare/*.py "$root/bench/compare/README.md" "$out/compare/"
 {
   echo "kiln device bundle, built $(date -u +%Y-%m-%dT%H:%MZ) from $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "run on the GPU machine: ./device-check.sh OUTPUT_DIR"

@@ -6,14 +6,18 @@
 # usage: ./device-check.sh OUTPUT_DIR      (run from anywhere; the bundle is this script's folder)
 #
 # Steps, each under a time limit and all within KILN_CHECK_BUDGET seconds
-# (default 540), each one's exit status recorded: `kiln info`; the `gpu` tests
+# (default 540), each one's exit status recorded: first the comparison with
+# Triton and torch (compare/compare.py gpu: kiln, Triton and torch timed on
+# the same shapes, starting no case after KILN_COMPARE_BUDGET seconds, default
+# 180; needs the machine's python3 with torch and triton); `kiln info`; the `gpu` tests
 # (kiln_gpu_tests with KILN_DEVICE=cuda: every correctness and sample-kernel
 # test on the GPU, plus the CUDA driver and device tests), one process per
 # test suite so that a kernel that faults (and so spoils its CUDA context)
 # fails only its own suite; `kiln run <kernel> --device cuda --check` for
 # every kernel `kiln list` names, with --bench; `kiln bench --suite fusion --device cuda
-# --json`. OUTPUT_DIR receives six files: results.md, info.txt,
-# gpu_tests.txt, runs.txt, bench_fusion.jsonl, bench_fusion.txt. Without a
+# --json`. OUTPUT_DIR receives eight files: results.md, compare.txt,
+# compare.json, info.txt, gpu_tests.txt, runs.txt, bench_fusion.jsonl,
+# bench_fusion.txt. Without a
 # usable GPU every step fails or skips with the driver's one-line reason; the
 # script itself exits 0 when every step passed, else 1.
 set -uo pipefail
@@ -106,6 +110,9 @@ gpu_tests() {
 }
 bench_summary() { grep -c '"kernel"' "$1" | sed 's/$/ fused kernels timed/'; }
 
+compare_summary() { grep -E '^(not run|compare.py gpu:)|MISMATCH|kiln: ' "$1" | head -3; grep -cE '^[a-z0-9_]+\.[^ ]+ +[0-9.-]+ ' "$1" | sed 's/$/ cases timed/'; }
+step "compare gpu" 240 "$out/compare.txt" compare_summary -- python3 "$bundle/compare/compare.py" --kiln "$kiln" \
+  gpu --json "$out/compare.json" --budget-s "${KILN_COMPARE_BUDGET:-180}"
 step "kiln info" 60 "$out/info.txt" last_lines -- "$kiln" info
 export -f gpu_tests limit_within_budget
 export out work deadline
@@ -117,6 +124,6 @@ step "bench fusion" 300 "$out/bench_fusion.txt" bench_summary -- "$kiln" bench -
 grep '^{' "$out/bench_fusion.txt" >"$out/bench_fusion.jsonl"
 
 echo >>"$results"
-echo "raw outputs: info.txt, gpu_tests.txt, runs.txt, bench_fusion.jsonl, bench_fusion.txt" >>"$results"
+echo "raw outputs: compare.txt, compare.json, info.txt, gpu_tests.txt, runs.txt, bench_fusion.jsonl, bench_fusion.txt" >>"$results"
 cat "$results"
 ((all_passed)) && exit 0 || exit 1

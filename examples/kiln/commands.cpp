@@ -1,4 +1,4 @@
-// The kiln tool's subcommands: list, run, dump, bench, info.
+// The kiln tool's subcommands list, run, bench and info (dump: dump.cpp).
 #include "commands.hpp"
 
 #include <fmt/format.h>
@@ -12,9 +12,7 @@
 #include <string_view>
 #include <thread>
 
-#include "kiln/ir/printer.hpp"
 #include "kiln/kernels/registry.hpp"
-#include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
@@ -116,38 +114,6 @@ int run_kernel(const RunArgs& args) {
           "  ran; add --check to compare with the reference, --bench to time it, --stats for its memory traffic\n");
   }
   return report.passed() ? 0 : 1;
-}
-
-int dump_kernel(const DumpArgs& args) {
-  const kernels::KernelInfo& kernel = kernels::find_kernel(args.kernel);
-  const std::vector<std::string> stages = {"ir", "opt", "layout", "llvm", "ptx"};
-  if (std::find(stages.begin(), stages.end(), args.stage) == stages.end())
-    throw std::invalid_argument("unknown stage '" + args.stage +
-                                "' (stages: " + fmt::format("{}", fmt::join(stages, ", ")) + ")");
-  if (args.arch != "sm_80" && args.arch != "sm_90a")
-    throw std::invalid_argument("unknown arch '" + args.arch + "' (archs: sm_80, sm_90a)");
-  kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, Device::cpu());
-  for (const auto& program : kernel.programs(options)) {
-    if (args.stage == "ir" || args.stage == "opt") {
-      std::cout << ir::print(args.stage == "ir" ? program->traced() : program->optimized(),
-                             {.locations = args.locations});
-      continue;
-    }
-    // The GPU code generator's stages, for the kernel as compiled before
-    // launch-time specialisation.
-    lowering::LoweringOptions lowering;
-    lowering.log = &std::cout;
-    if (args.stage == "layout") lowering.dump_after = "layouts";
-    lowering::GpuTarget target;
-    target.arch = args.arch;
-    const lowering::GpuKernel gpu = lowering::compile_for_gpu(program->optimized(), target, lowering);
-    if (args.stage == "llvm") std::cout << gpu.llvm_ir;
-    // The PTX declares its shared memory without a size: say it, as a PTX comment.
-    if (args.stage == "ptx")
-      std::cout << gpu.ptx << "// " << gpu.name << ": " << gpu.shared_bytes
-                << " bytes of dynamic shared memory per program\n";
-  }
-  return 0;
 }
 
 int bench_suite(const BenchArgs& args) {

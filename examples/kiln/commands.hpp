@@ -33,6 +33,11 @@ struct DumpArgs {
   std::string stage = "opt";
   std::string arch = "sm_90a";
   bool locations = false;
+  /// Print one JSON object (the ptx stage with compile times) instead of text.
+  bool json = false;
+  /// SMs of the GPU whose launches to show: plans sized by the device's
+  /// parallelism are made for this many (132: an H200).
+  int sms = 132;
 };
 
 /// Each returns the process exit code; errors are thrown as std::exception

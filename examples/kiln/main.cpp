@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   run_cmd->allow_extras();
 
   kiln::tool::DumpArgs dump;
-  CLI::App* dump_cmd = app.add_subcommand("dump", "print a kernel's IR: kiln dump softmax --stage opt");
+  CLI::App* dump_cmd = app.add_subcommand(
+      "dump", "print the code a kernel's run launches (as the cuda device compiles it): kiln dump softmax --stage opt");
   dump_cmd->add_option("kernel", dump.kernel, "kernel name (see kiln list)")->required();
   dump_cmd->add_option(
       "--stage", dump.stage,
@@ -60,6 +61,12 @@ int main(int argc, char** argv) {
   dump_cmd->add_option("--arch", dump.arch, "GPU target of the layout/llvm/ptx stages: sm_80 or sm_90a (default)");
   dump_cmd->add_option("--dtype", dump.dtype, "element dtype");
   dump_cmd->add_flag("--locations", dump.locations, "print source locations");
+  dump_cmd->add_flag("--json", dump.json,
+                     "print one JSON object: each launch's PTX, warps, grid, shared memory, argument facts and the "
+                     "time of each step from trace to PTX (with --stage ptx)");
+  dump_cmd->add_option("--sms", dump.sms,
+                       "SMs of the GPU to show the launches for: plans sized by the device are made for it (default "
+                       "132, an H200)");
   dump_cmd->allow_extras();
 
   kiln::tool::BenchArgs bench;

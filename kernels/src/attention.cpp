@@ -95,12 +95,6 @@ KernelInfo attention_entry() {
   k.run = [](const RunOptions& options) {
     return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
   };
-  k.programs = [](const RunOptions& options) {
-    return with_dot_dtype(options.dtype, [&](auto tag) {
-      return with_kernel<typename decltype(tag)::type>(options,
-                                                       [](auto kernel) { return std::vector{kernel.program_ptr()}; });
-    });
-  };
   return k;
 }
 

@@ -55,13 +55,6 @@ KernelInfo conv2d_bn_silu_entry() {
     report.plan = conv2d_plan_summary(plan);
     return report;
   };
-  k.programs = [](const RunOptions& options) {
-    const Conv2dPlan plan = conv2d_plan_of(options, compute_units(options.device));
-    return with_dot_dtype(options.dtype, [&](auto tag) {
-      return with_conv2d_kernel<typename decltype(tag)::type, true>(
-          plan, [](auto kernel) { return std::vector{kernel.program_ptr()}; });
-    });
-  };
   return k;
 }
 

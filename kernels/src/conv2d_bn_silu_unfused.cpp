@@ -54,15 +54,6 @@ KernelInfo conv2d_bn_silu_unfused_entry() {
     report.plan = conv2d_plan_summary(plan);
     return report;
   };
-  k.programs = [](const RunOptions& options) {
-    const Conv2dPlan plan = conv2d_plan_of(options, compute_units(options.device));
-    return with_dot_dtype(options.dtype, [&](auto tag) {
-      using C = typename decltype(tag)::type;
-      auto conv = with_conv2d_kernel<C, false>(plan, [](auto kernel) { return kernel.program_ptr(); });
-      return std::vector{conv, kl::compile<conv2d_batchnorm<kl::Scalar<C>, kConv2dElementwiseBlock>>().program_ptr(),
-                         kl::compile<silu_elementwise<kl::Scalar<C>, kConv2dElementwiseBlock>>().program_ptr()};
-    });
-  };
   return k;
 }
 

@@ -61,11 +61,6 @@ KernelInfo dropout_entry() {
   k.run = [](const RunOptions& options) {
     return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
   };
-  k.programs = [](const RunOptions& options) {
-    return with_dot_dtype(options.dtype, [](auto tag) {
-      return std::vector{dropout_kernel<typename decltype(tag)::type>().program_ptr()};
-    });
-  };
   return k;
 }
 

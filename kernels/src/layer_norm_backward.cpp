@@ -75,13 +75,6 @@ KernelInfo layer_norm_backward_entry() {
   k.run = [](const RunOptions& options) {
     return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
   };
-  k.programs = [](const RunOptions& options) {
-    return with_dot_dtype(options.dtype, [&](auto tag) {
-      return with_layer_norm_backward_rows<typename decltype(tag)::type>(options.dims.at("n"), [](auto kernel) {
-        return std::vector{kernel.program_ptr(), layer_norm_backward_reduce_kernel().program_ptr()};
-      });
-    });
-  };
   return k;
 }
 

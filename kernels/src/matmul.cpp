@@ -233,10 +233,6 @@ KernelInfo matmul_entry() {
     return dispatch(options,
                     []<class C, class Out, Epilogue E>() { return std::function(run_fused<C, Out, E>); })(options);
   };
-  k.programs = [](const RunOptions& options) {
-    return dispatch(
-        options, []<class C, class Out, Epilogue E>() { return std::vector{fused_kernel<C, Out, E>().program_ptr()}; });
-  };
   return k;
 }
 
@@ -248,14 +244,6 @@ KernelInfo matmul_unfused_entry() {
   k.run = [](const RunOptions& options) {
     return dispatch(options,
                     []<class C, class Out, Epilogue E>() { return std::function(run_unfused<C, Out, E>); })(options);
-  };
-  k.programs = [](const RunOptions& options) {
-    return dispatch(options, []<class C, class Out, Epilogue E>() {
-      const auto [plain, activation, drop] = unfused_kernels<C, Out, E>();
-      std::vector programs{plain.program_ptr(), activation.program_ptr()};
-      if (E.dropout) programs.push_back(drop.program_ptr());
-      return programs;
-    });
   };
   return k;
 }

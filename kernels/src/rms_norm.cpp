@@ -53,12 +53,6 @@ KernelInfo rms_norm_entry() {
   k.run = [](const RunOptions& options) {
     return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
   };
-  k.programs = [](const RunOptions& options) {
-    return with_dot_dtype(options.dtype, [&](auto tag) {
-      return with_rms_norm_forward<typename decltype(tag)::type>(
-          options.dims.at("n"), [](auto kernel) { return std::vector{kernel.program_ptr()}; });
-    });
-  };
   return k;
 }
 

@@ -46,12 +46,6 @@ KernelInfo softmax_entry() {
   k.run = [](const RunOptions& options) {
     return with_float_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
   };
-  k.programs = [](const RunOptions& options) {
-    return with_float_dtype(options.dtype, [&](auto tag) {
-      return with_block<typename decltype(tag)::type>(options.dims.at("cols"),
-                                                      [](auto kernel) { return std::vector{kernel.program_ptr()}; });
-    });
-  };
   return k;
 }
 

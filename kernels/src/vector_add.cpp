@@ -45,10 +45,6 @@ KernelInfo vector_add_entry() {
   k.run = [](const RunOptions& options) {
     return with_float_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
   };
-  k.programs = [](const RunOptions& options) {
-    return with_float_dtype(
-        options.dtype, [](auto tag) { return std::vector{compiled<typename decltype(tag)::type>().program_ptr()}; });
-  };
   return k;
 }
 

@@ -22,7 +22,14 @@ kiln_cli_test(info 0 "kiln [0-9.]+\nLLVM 19[.0-9]+.*devices: cpu" info)
 # The emu's fixed JIT target and floating-point mode, never the host's own CPU.
 kiln_cli_test(info_emu_machine 0 "\nemu: compiles for x86-64 \\(-f16c,-fma,[^\n]*-avx512bf16[^\n]*\\), floating point: round to nearest even, subnormals kept \\(MXCSR 0x1f80: no FTZ, no DAZ; x87 control word 0x037f\\), no FMA contraction\n" info)
 kiln_cli_test(version 0 "kiln [0-9]+\\.[0-9]+\\.[0-9]+" --version)
-kiln_cli_test(dump_opt 0 "kernel @softmax\\(%0: ptr<f32>, %1: ptr<f32>, %2: i32, %3: i32, %4: i32\\) \\{.*reduce.*for" dump softmax --stage opt)
+# dump shows what the run launches: the variant specialised for its arguments
+# (buffers 16-byte aligned, sizes divisible by 16 or not), with its own warps.
+kiln_cli_test(dump_opt 0 "kernel @softmax\\(%0: ptr<f32> \\{divisibility = 16\\}, %1: ptr<f32> \\{divisibility = 16\\}, %2: i32, %3: i32, %4: i32\\) \\{.*reduce.*for" dump softmax --stage opt)
+kiln_cli_test(dump_specialized 0 "kernel @softmax\\([^)]*%2: i32 \\{divisibility = 16\\}" dump softmax --stage opt --cols 4096)
+kiln_cli_test(dump_num_warps 0 "\n// attention: 8 warps, grid \\(4, 8, 1\\)\n" dump attention --stage ptx)
+kiln_cli_test(dump_sms 0 "\n// layer_norm_backward_rows: 4 warps, grid \\(8, 1, 1\\)\n" dump layer_norm_backward --stage ptx --sms 4)
+kiln_cli_test(dump_json 0 "^\\{.*\"launches\":\\[\\{.*\"lower_to_ptx_ms\":[0-9.e+-]+.*\"num_warps\":4,.*\"ptx\":\"[^\"]*\\.entry vector_add.*\"traced\":\\[\\{\"name\":\"kiln::kernels::vector_add<[^\n]*\\}\n$" dump vector_add --stage ptx --json)
+kiln_cli_test(dump_json_stage 2 "^kiln: --json reports the ptx stage; got --stage opt\n$" dump softmax --json)
 kiln_cli_test(dump_locations 0 "loc\\(\"[^\"]*softmax.hpp\":[0-9]+\\)" dump softmax --stage ir --locations)
 kiln_cli_test(unknown_kernel 2 "^kiln: unknown kernel 'nope' \\(known: vector_add, softmax, [a-z0-9_, ]+\\)\n$" run nope)
 kiln_cli_test(unknown_dim 2 "^kiln: softmax has no parameter --rowz \\(its parameters: --rows, --cols\\)\n$" run softmax --rowz 3)

@@ -4,6 +4,7 @@
 // C++ compile time.
 #pragma once
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/dsl/launch_recorder.hpp"
 #include "kiln/dsl/value.hpp"
 #include "kiln/runtime/buffer.hpp"
 #include "kiln/runtime/program.hpp"
@@ -152,6 +154,10 @@ ir::ArgumentFacts argument_facts(const runtime::KernelArgument& a) {
   return facts;
 }
 
+inline double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 template <class... Args>
 Device device_of(const Args&... args) {
   const Device* found = nullptr;
@@ -177,7 +183,8 @@ class Kernel {
   const ir::Function& ir() const { return program_->optimized(); }
   const std::string& name() const { return program_->display_name(); }
 
-  /// Runs the kernel over `grid` on the device of its buffer arguments.
+  /// Runs the kernel over `grid` on the device of its buffer arguments; while
+  /// a LaunchRecorder is active on this thread, records it instead.
   template <class... Args>
   runtime::LaunchStats launch(Grid grid, const Args&... args) const {
     return launch_on(detail::device_of(args...), grid, args...);
@@ -186,6 +193,12 @@ class Kernel {
   template <class... Args>
   runtime::LaunchStats launch_on(const Device& device, Grid grid, const Args&... args) const {
     const std::vector<runtime::KernelArgument> marshalled = marshal(args...);
+    if (LaunchRecorder* recorder = LaunchRecorder::active()) {
+      const auto start = std::chrono::steady_clock::now();
+      auto program = specialized(marshalled, std::index_sequence_for<Params...>{});
+      recorder->launches.push_back({std::move(program), {grid.x, grid.y, grid.z}, detail::milliseconds_since(start)});
+      return {};
+    }
     return specialized(marshalled, std::index_sequence_for<Params...>{})
         ->launch(device, {grid.x, grid.y, grid.z}, marshalled);
   }
@@ -227,6 +240,7 @@ Kernel<Params...> compile_with(std::tuple<Params...>*, const CompileOptions& opt
   std::lock_guard lock(mutex);
   auto& slot = cache[options.key()];
   if (!slot) {
+    const auto start = std::chrono::steady_clock::now();
     slot = build_program(
         kernel_display_name<Fn>(), {ir_type<Params>()...},
         [](const std::vector<ir::Value*>& args) {
@@ -235,6 +249,8 @@ Kernel<Params...> compile_with(std::tuple<Params...>*, const CompileOptions& opt
           }(std::index_sequence_for<Params...>{});
         },
         options);
+    if (LaunchRecorder* recorder = LaunchRecorder::active())
+      recorder->compiles.push_back({slot->display_name(), milliseconds_since(start)});
   }
   return Kernel<Params...>(slot);
 }

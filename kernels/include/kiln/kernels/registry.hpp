@@ -62,8 +62,6 @@ struct KernelInfo {
   std::vector<std::string> dtypes;  // the first is the default
   std::function<RunReport(const RunOptions&)> run;
   std::vector<Choice> choices;
-  /// The compiled kernels the run would launch, in order (for `kiln dump`).
-  std::function<std::vector<std::shared_ptr<const runtime::Program>>(const RunOptions&)> programs;
   /// The kernel that computes the same result unfused (several launches), on
   /// the same inputs for the same options; empty when there is none.
   std::string unfused;

@@ -1,0 +1,170 @@
+// `kiln dump`: the code a sample kernel's run launches, at any stage from the
+// traced IR to PTX, optionally as one JSON report with compile times.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "kiln/dsl/launch_recorder.hpp"
+#include "kiln/ir/printer.hpp"
+#include "kiln/kernels/registry.hpp"
+#include "kiln/lowering/compile.hpp"
+#include "kiln/runtime/compile_cache.hpp"
+
+namespace kiln::tool {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double milliseconds_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Runs the kernel with launches recorded, not run. The buffers live on
+/// `cpu:<sms>`: a plan sized by the device's parallelism (compute_units)
+/// is then the one made for a GPU with that many SMs.
+struct Recorded {
+  std::vector<LaunchRecorder::Launch> launches;
+  std::vector<LaunchRecorder::Compile> compiles;
+};
+
+Recorded record_launches(const kernels::KernelInfo& kernel, const DumpArgs& args) {
+  kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, Device::cpu(args.sms));
+  LaunchRecorder recorder;
+  kernel.run(options);
+  if (recorder.launches.empty()) throw std::runtime_error("kernel " + kernel.name + " launched nothing");
+  return {recorder.launches, recorder.compiles};
+}
+
+lowering::GpuTarget target_of(const runtime::Program& program, const std::string& arch) {
+  // What the cuda device compiles for a launch (runtime/src/cuda): the
+  // program's own warps, no promise that the pointers do not overlap.
+  return {.arch = arch, .num_warps = program.options().num_warps, .arguments_do_not_overlap = false};
+}
+
+std::string grid_string(const std::array<int, 3>& grid) {
+  return fmt::format("({}, {}, {})", grid[0], grid[1], grid[2]);
+}
+
+/// The compile cache's time to find a compiled kernel it holds on disk, as a
+/// new process would: the key (the IR text) printed and hashed, the entry read.
+double warm_cache_milliseconds(const runtime::Program& program, const lowering::GpuTarget& target,
+                               const std::string& payload) {
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / fmt::format("kiln-dump-cache-{}", ::getpid());
+  auto key_of = [&] {
+    runtime::CacheKey key;
+    key.ir = ir::print(program.optimized(), {.locations = true});
+    key.options = fmt::format("num_warps={} arguments_do_not_overlap={}", target.num_warps,
+                              static_cast<int>(target.arguments_do_not_overlap));
+    key.target = "ptx " + target.arch;
+    return key;
+  };
+  runtime::CompileCache(directory).get_or_compile(key_of(), [&] { return payload; });
+  const Clock::time_point start = Clock::now();
+  runtime::CompileCache fresh(directory);
+  fresh.get_or_compile(key_of(), [&]() -> std::string {
+    throw std::runtime_error("kiln dump: the compile cache in " + directory.string() + " lost its entry");
+  });
+  const double milliseconds = milliseconds_since(start);
+  std::filesystem::remove_all(directory);
+  return milliseconds;
+}
+
+nlohmann::json facts_json(const ir::Function& fn) {
+  nlohmann::json facts = nlohmann::json::array();
+  for (const ir::ArgumentFacts& f : fn.argument_facts)
+    facts.push_back({{"divisibility", f.divisibility}, {"equal_to_1", f.equal_to_1}});
+  return facts;
+}
+
+/// One JSON object: the kernel, its options, the kernels it traced and each
+/// launch with its PTX and the time of every step from trace to PTX.
+nlohmann::json report(const kernels::KernelInfo& kernel, const DumpArgs& args, const Recorded& recorder) {
+  const kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, Device::cpu(args.sms));
+  nlohmann::json j;
+  j["kernel"] = kernel.name;
+  j["dtype"] = options.dtype;
+  j["shape"] = options.dims;
+  j["choices"] = options.choices;
+  j["arch"] = args.arch;
+  j["sms"] = args.sms;
+  j["traced"] = nlohmann::json::array();
+  for (const LaunchRecorder::Compile& c : recorder.compiles)
+    j["traced"].push_back({{"name", c.name}, {"trace_and_ir_passes_ms", c.milliseconds}});
+  j["launches"] = nlohmann::json::array();
+  for (const LaunchRecorder::Launch& launch : recorder.launches) {
+    const runtime::Program& program = *launch.program;
+    const lowering::GpuTarget target = target_of(program, args.arch);
+    const Clock::time_point start = Clock::now();
+    const lowering::GpuKernel gpu = lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
+    const double lower_ms = milliseconds_since(start);
+    nlohmann::json passes = nlohmann::json::object();
+    for (const lowering::PassTime& p : gpu.pass_times) passes[p.pass] = p.milliseconds;
+    j["launches"].push_back({{"name", program.display_name()},
+                             {"entry", gpu.name},
+                             {"num_warps", target.num_warps},
+                             {"threads_per_block", gpu.threads_per_block},
+                             {"shared_bytes", gpu.shared_bytes},
+                             {"grid", launch.grid},
+                             {"argument_facts", facts_json(program.optimized())},
+                             {"specialize_ms", launch.specialize_milliseconds},
+                             {"lower_to_ptx_ms", lower_ms},
+                             {"pass_ms", passes},
+                             {"warm_cache_ms", warm_cache_milliseconds(program, target, gpu.ptx)},
+                             {"ptx", gpu.ptx}});
+  }
+  return j;
+}
+
+}  // namespace
+
+int dump_kernel(const DumpArgs& args) {
+  const kernels::KernelInfo& kernel = kernels::find_kernel(args.kernel);
+  const std::vector<std::string> stages = {"ir", "opt", "layout", "llvm", "ptx"};
+  if (std::find(stages.begin(), stages.end(), args.stage) == stages.end())
+    throw std::invalid_argument("unknown stage '" + args.stage +
+                                "' (stages: " + fmt::format("{}", fmt::join(stages, ", ")) + ")");
+  if (args.arch != "sm_80" && args.arch != "sm_90a")
+    throw std::invalid_argument("unknown arch '" + args.arch + "' (archs: sm_80, sm_90a)");
+  if (args.json && args.stage != "ptx")
+    throw std::invalid_argument("--json reports the ptx stage; got --stage " + args.stage);
+  if (args.sms < 1) throw std::invalid_argument("--sms must be at least 1, got " + std::to_string(args.sms));
+  const Recorded recorder = record_launches(kernel, args);
+  if (args.json) {
+    std::cout << report(kernel, args, recorder).dump() << "\n";
+    return 0;
+  }
+  for (const LaunchRecorder::Launch& launch : recorder.launches) {
+    const runtime::Program& program = *launch.program;
+    if (args.stage == "ir" || args.stage == "opt") {
+      std::cout << ir::print(args.stage == "ir" ? program.traced() : program.optimized(),
+                             {.locations = args.locations});
+      continue;
+    }
+    lowering::LoweringOptions lowering;
+    lowering.log = &std::cout;
+    if (args.stage == "layout") lowering.dump_after = "layouts";
+    const lowering::GpuKernel gpu =
+        lowering::compile_for_gpu(program.optimized(), target_of(program, args.arch), lowering);
+    if (args.stage == "llvm") std::cout << gpu.llvm_ir;
+    // The PTX declares its shared memory without a size, and the launch's
+    // warps and grid are not in it: say them, as PTX comments.
+    if (args.stage == "ptx")
+      std::cout << gpu.ptx
+                << fmt::format("// {}: {} warps, grid {}\n", gpu.name, program.options().num_warps,
+                               grid_string(launch.grid))
+                << "// " << gpu.name << ": " << gpu.shared_bytes << " bytes of dynamic shared memory per program\n";
+  }
+  return 0;
+}
+
+}  // namespace kiln::tool
