@@ -121,6 +121,7 @@ class LayoutAssignment {
     measure_access_widths();
     choose_rank_layouts();
     demand_accumulator_layouts();
+    demand_transposed_access_layouts();
     settle_slice_demands();
     derive_shape_op_layouts();
     LayoutMap layouts;
@@ -251,17 +252,58 @@ class LayoutAssignment {
         if (demands_.try_emplace(root, layout).first->second == layout) accumulator_classes.insert(root);
       }
     }
-    if (accumulator_classes.empty()) return;
+    demand_broadcast_sources(accumulator_classes);
+  }
+
+  /// A class whose first broadcast (in program order) is into one of
+  /// `classes` is demanded that class's layout with the broadcast dimensions
+  /// dropped, so that the broadcast stays inside each thread.
+  void demand_broadcast_sources(const std::set<const Value*>& classes) {
+    if (classes.empty()) return;
     std::set<const Value*> broadcast_seen;
     for (const Operation* op : all_ops_) {
       if (op->code != OpCode::broadcast || !op->operands[0]->type.is_tile()) continue;
       const Value* operand_root = classes_.find(op->operands[0]);
       if (!broadcast_seen.insert(operand_root).second) continue;
       const Value* result_root = classes_.find(op->result());
-      if (!accumulator_classes.contains(result_root)) continue;
+      if (!classes.contains(result_root)) continue;
       demands_.try_emplace(operand_root,
                            broadcast_operand_layout(demands_.at(result_root), op->operands[0]->type.shape));
     }
+  }
+
+  /// A 2-D load or store whose addresses run along dim0 in vectors (a tile
+  /// read transposed: attention's K^T) demands for its class the blocked
+  /// layout of the kernel's rule with the dimensions swapped, dim0 fastest,
+  /// so that each thread's registers step along memory and its accesses are
+  /// vectors rather than one element per row; its broadcast sources follow.
+  /// A class that another access reads or writes along dim1 (a transpose's
+  /// load and store) keeps the kernel's layout: one of the two would be
+  /// scalar either way.
+  void demand_transposed_access_layouts() {
+    std::set<const Value*> along_rows, transposed;
+    for (const Operation* op : all_ops_)
+      if ((op->code == OpCode::load || op->code == OpCode::store) && op->operands[0]->type.shape.size() == 2 &&
+          fastest_dimension(axes_.at(*op->operands[0])) == 1)
+        along_rows.insert(classes_.find(op->operands[0]));
+    for (const Operation* op : all_ops_) {
+      if (op->code != OpCode::load && op->code != OpCode::store) continue;
+      const Value* pointers = op->operands[0];
+      if (pointers->type.shape.size() != 2 || fastest_dimension(axes_.at(*pointers)) != 0) continue;
+      if (along_rows.contains(classes_.find(pointers))) continue;
+      const ir::Shape& shape = pointers->type.shape;
+      const std::int64_t share = std::max<std::int64_t>(1, pointers->type.numel() / (kLanesPerWarp * num_warps_));
+      const std::int64_t width = std::min({access_vector_width(axes_, *op), shape[0], share});
+      if (width < 2) continue;
+      const BlockedParameters swapped = kernel_blocked_parameters({shape[1], shape[0]}, width, num_warps_);
+      auto unswap = [](const std::vector<std::int64_t>& list) { return std::vector<std::int64_t>{list[1], list[0]}; };
+      const LinearLayout layout =
+          blocked_layout(shape, unswap(swapped.size_per_thread), unswap(swapped.threads_per_warp),
+                         unswap(swapped.warps_per_cta), {0, 1});
+      const Value* root = classes_.find(pointers);
+      if (demands_.try_emplace(root, layout).first->second == layout) transposed.insert(root);
+    }
+    demand_broadcast_sources(transposed);
   }
 
   /// A class of rank r may be demanded a slice of a layout of rank r + 1: a

@@ -64,13 +64,14 @@ std::int64_t layout_run_length(const LinearLayout& layout, int dim) {
 }
 
 /// Elements per access of `op` (a load or store): the axis analysis's width
-/// along the last dimension, limited by what the layout keeps together.
+/// along the fastest dimension of its addresses, limited by what the layout
+/// keeps together along it (a tile read transposed runs along dim0).
 int access_width(const KernelCodegen& cg, const ir::Operation& op) {
   const ir::Value& pointers = *op.operands[0];
   if (!pointers.type.is_tile()) return 1;
-  const int last = static_cast<int>(pointers.type.shape.size()) - 1;
-  if (fastest_dimension(cg.axes.at(pointers)) != last) return 1;
-  return static_cast<int>(std::min(access_vector_width(cg.axes, op), layout_run_length(cg.layouts.at(pointers), last)));
+  const int fastest = fastest_dimension(cg.axes.at(pointers));
+  return static_cast<int>(
+      std::min(access_vector_width(cg.axes, op), layout_run_length(cg.layouts.at(pointers), fastest)));
 }
 
 /// Checks the values of `op`'s cache hints (the header says how each is

@@ -2,9 +2,10 @@
 // sm_90a at the configurations the library launches: the accumulator stays
 // in registers across the K loop (no f32 shared-memory traffic inside it),
 // the loop holds the expected mma.sync count and a bounded number of
-// barriers (two per crossing of shared memory), operands staged in shared
-// memory reach their fragments through ldmatrix (no 16-bit shared loads);
-// attention's Q and P reach their dots from registers.
+// barriers (two per crossing of shared memory), the operands arrive from
+// global memory in 16-byte loads (attention's K^T too, which runs along its
+// rows in memory) and reach their fragments through ldmatrix (no 16-bit
+// shared loads); attention's Q and P reach their dots from registers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,6 +43,9 @@ void expect_mma_loop(const ir::Function& fn, int num_warps, int mma_per_iteratio
     EXPECT_LE(count(loop, "bar.sync"), max_barriers) << stem << " " << arch << ":\n" << loop;
     EXPECT_EQ(count(loop, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), ldmatrix) << stem << " " << arch;
     EXPECT_EQ(count(loop, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), ldmatrix_trans) << stem << " " << arch;
+    EXPECT_EQ(count(loop, "ld.global.") - count(loop, "ld.global.v4."), 0)
+        << stem << " " << arch << ": operands loaded from global memory in pieces narrower than 16 bytes:\n"
+        << loop;
     EXPECT_EQ(count(loop, "ld.shared.b16") + count(loop, "ld.shared.u16"), 0)
         << stem << " " << arch << ": operands read from shared memory one element at a time:\n"
         << loop;
@@ -84,14 +88,13 @@ void expect_attention_loop(const std::string& stem) {
   const int rows_per_warp_pass = 16 * std::min(num_warps, block_m / 16);
   const int m_tiles = block_m / rows_per_warp_pass;
   const int scores = m_tiles * (block_n / 8) * (HEAD_DIM / 16), output = m_tiles * (HEAD_DIM / 8) * (block_n / 16);
-  // Three crossings: K^T and V into their fragments, and the key offsets
-  // into the slice the second expand_dims of one arange needs. Every warp
-  // reads all of K^T (HEAD_DIM x BLOCK_N) and of V (BLOCK_N x HEAD_DIM), 256
-  // elements per x4, both with .trans: both are stored from the kernel's one
-  // 2-D blocked layout, whose registers run along dim1 (K^T's N, the keys,
-  // although its memory runs along the head dimension; V's N).
+  // Two crossings: K^T and V into their fragments (the key offsets reach
+  // both loads' layouts inside each thread). Every warp reads all of K^T
+  // (HEAD_DIM x BLOCK_N, loaded and stored along HEAD_DIM, its K: plain
+  // ldmatrix) and of V (BLOCK_N x HEAD_DIM, stored along HEAD_DIM, its N:
+  // ldmatrix.trans), 256 elements per x4.
   expect_mma_loop(compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized(), num_warps, scores + output,
-                  6, 0, 2 * HEAD_DIM * block_n / 256, stem);
+                  4, HEAD_DIM * block_n / 256, block_n * HEAD_DIM / 256, stem);
 }
 
 TEST(MmaStructure, AttentionF16Head64KeepsPAndTheAccumulatorInRegisters) {

@@ -89,6 +89,13 @@ class LayoutMap {
 ///    the broadcast dimensions dropped (broadcast_operand_layout): a bias
 ///    row or a row statistic then broadcasts inside each thread, and the
 ///    slice a reduce of the accumulator leaves is what its expand_dims needs.
+///  - A 2-D load or store whose addresses run along dim0 in vectors of v > 1
+///    (a tile read transposed, as attention's K^T) demands for its class the
+///    blocked layout of the rule above with the two dimensions swapped: dim0
+///    fastest, size per thread [v, 1]; a class whose first broadcast is into
+///    such a class takes that layout with the broadcast dimension dropped.
+///    A class that another access runs through along dim1 (a transpose's
+///    load and store) keeps the kernel's layout.
 ///  - `dot` reads a and b in the mma.sync fragment layouts
 ///    (dot_fragment_layout) on tensor cores, else in the dot operand layouts
 ///    of its result's layout (dot_operand_layout); the accumulator in the
