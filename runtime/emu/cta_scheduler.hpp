@@ -13,6 +13,7 @@
 
 #include <boost/context/detail/fcontext.hpp>
 
+#include "async_copies.hpp"
 #include "kernel_description.hpp"
 
 namespace kiln::runtime::emu {
@@ -53,6 +54,8 @@ class CtaScheduler {
   /// This program's shared memory.
   std::byte* shared_memory() const { return shared_; }
   std::size_t shared_memory_bytes() const { return shared_bytes_; }
+  /// The running thread's cp.async copies in flight.
+  AsyncCopies& async_copies() { return async_copies_[static_cast<std::size_t>(running_)]; }
 
   /// Waits until every thread of the program arrives, then returns to all of
   /// them `mode`'s reduction of their `predicate`s (plain: 0). `site` tells
@@ -122,6 +125,7 @@ class CtaScheduler {
   std::vector<int> ready_;  // ring of ready threads
   std::size_t ready_head_ = 0, ready_count_ = 0;
   std::vector<Warp> warps_;
+  std::vector<AsyncCopies> async_copies_;  // per thread
   int barrier_arrived_ = 0;
   std::uint32_t barrier_accumulated_ = 0;
   std::uint32_t barrier_result_ = 0;

@@ -78,7 +78,8 @@ CtaScheduler::CtaScheduler(const LaunchContext& launch, KernelEntry entry, const
       contexts_(static_cast<std::size_t>(thread_count_)),
       states_(static_cast<std::size_t>(thread_count_)),
       ready_(static_cast<std::size_t>(thread_count_)),
-      warps_(static_cast<std::size_t>((thread_count_ + kLanesPerWarp - 1) / kLanesPerWarp)) {
+      warps_(static_cast<std::size_t>((thread_count_ + kLanesPerWarp - 1) / kLanesPerWarp)),
+      async_copies_(static_cast<std::size_t>(thread_count_)) {
   const std::size_t bytes = stack_stride_ * static_cast<std::size_t>(thread_count_);
   void* stacks = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (stacks == MAP_FAILED) throw std::bad_alloc();
@@ -107,6 +108,7 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
   barrier_arrived_ = 0;
   barrier_accumulated_ = 0;
   for (Warp& warp : warps_) warp.arrived = 0;
+  for (AsyncCopies& copies : async_copies_) copies.clear();
   std::memset(shared_, kSharedMemoryPoison, shared_bytes_);
   ready_head_ = 0;
   ready_count_ = 0;

@@ -1,6 +1,7 @@
 // The hooks: thread and program indices, barriers, fences, warp shuffles and
 // votes, mma.sync, ldmatrix, NVVM math, libdevice's __nv_* on host libm, vprintf,
-// __assertfail, shared memory, the global access check, and the f16/bf16
+// __assertfail, shared memory, the global access check, cp.async (copies that
+// land when a wait completes their group), and the f16/bf16
 // conversions and fused multiply-adds narrow_floats.cpp makes explicit (on
 // 16-bit patterns in 32-bit integers, the interpreter's rounding rules:
 // kiln/ir/numeric.hpp, kiln/ir/rounding.hpp). Each is `extern "C"` and never
@@ -294,6 +295,17 @@ void* kiln_emu_shared_memory() { return scheduler().shared_memory(); }
 void kiln_emu_check_global_access(const void* address, std::uint64_t bytes, std::uint32_t site) {
   kiln::runtime::emu::check_global_access(reinterpret_cast<std::uintptr_t>(address), bytes, site);
 }
+void kiln_emu_cp_async(std::byte* destination, const std::byte* source, std::uint64_t copied, std::uint64_t bytes) {
+  const std::byte* shared = scheduler().shared_memory();
+  if (destination < shared || destination + bytes > shared + scheduler().shared_memory_bytes())
+    scheduler().fault("kernel " + scheduler().launch().kernel->name + ": cp.async in thread " +
+                      std::to_string(scheduler().thread_index()) + " writes " + std::to_string(bytes) +
+                      " bytes at shared-memory offset " + std::to_string(destination - shared) +
+                      ", outside the program's " + std::to_string(scheduler().shared_memory_bytes()) + " bytes");
+  scheduler().async_copies().issue(destination, source, copied, bytes);
+}
+void kiln_emu_cp_async_commit() { scheduler().async_copies().commit(); }
+void kiln_emu_cp_async_wait(std::int32_t pending_groups) { scheduler().async_copies().wait(pending_groups); }
 
 // f16 and bf16, as 16-bit patterns: conversions and fused multiply-add.
 float kiln_emu_f16_to_f32(std::uint32_t bits) { return kiln::half::from_bits(static_cast<std::uint16_t>(bits)); }
@@ -446,6 +458,9 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("__assertfail", kiln_emu_assertfail),
     KILN_EMU_HOOK("", kiln_emu_shared_memory),
     KILN_EMU_HOOK("", kiln_emu_check_global_access),
+    KILN_EMU_HOOK("", kiln_emu_cp_async),
+    KILN_EMU_HOOK("", kiln_emu_cp_async_commit),
+    KILN_EMU_HOOK("", kiln_emu_cp_async_wait),
     KILN_EMU_HOOK("", kiln_emu_f16_to_f32),
     KILN_EMU_HOOK("", kiln_emu_bf16_to_f32),
     KILN_EMU_HOOK("", kiln_emu_f32_to_f16),

@@ -2,8 +2,7 @@
 // emits: the table of NVVM intrinsics and external GPU functions the emu
 // runs, each with its `extern "C"` hook (kiln_emu_*), plus the symbols the
 // host backend itself calls (half and bfloat16 conversions). NVVM's scoped
-// atomics and cp.async need no hook: retarget_module.cpp makes them host
-// atomics and copies.
+// atomics need no hook: retarget_module.cpp makes them host atomics.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +36,15 @@ inline constexpr std::string_view kSharedMemoryHook = "kiln_emu_shared_memory";
 /// `void kiln_emu_check_global_access(ptr addrspace(1) address, i64 bytes, i32 site)`:
 /// checks an access before it happens and counts its bytes.
 inline constexpr std::string_view kGlobalAccessHook = "kiln_emu_check_global_access";
+
+/// `void kiln_emu_cp_async(ptr addrspace(3) destination, ptr addrspace(1)
+/// source, i64 copied, i64 bytes)`: a cp.async of the running thread,
+/// landing when a wait completes its group (async_copies.hpp).
+inline constexpr std::string_view kAsyncCopyHook = "kiln_emu_cp_async";
+/// `void kiln_emu_cp_async_commit()`: cp.async.commit_group.
+inline constexpr std::string_view kAsyncCommitHook = "kiln_emu_cp_async_commit";
+/// `void kiln_emu_cp_async_wait(i32 pending_groups)`: cp.async.wait_group.
+inline constexpr std::string_view kAsyncWaitHook = "kiln_emu_cp_async_wait";
 
 /// The access check behind kGlobalAccessHook: `bytes` at `address` must lie
 /// inside one pointer argument's range, else the running program faults with

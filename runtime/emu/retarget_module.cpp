@@ -4,7 +4,8 @@
 // kiln_emu_shared_memory() (the dynamic array, sized by the module's
 // !kiln.shared_bytes, at offset 0); address-space casts become integer round trips
 // (every address space is flat on the host); NVVM's scoped atomics become
-// the host's atomicrmw and cmpxchg; cp.async becomes a copy done at once; a
+// the host's atomicrmw and cmpxchg; cp.async becomes a checked hook call
+// whose copy lands when a wait completes its group; a
 // kiln_emu_check_global_access call before each global (addrspace 1) load,
 // store, atomic and cp.async; each call of
 // an NVVM intrinsic or external GPU function becomes a call of its hook
@@ -163,36 +164,48 @@ void lower_scoped_atomics(llvm::Module& module) {
 }
 
 /// cp.async.{ca,cg}.shared.global.<N>[.s] (shared destination, global
-/// source[, source bytes]) as a checked copy done at once: the source bytes
-/// (N, or the given count) are bounds-checked and copied, the rest of the N
-/// destination bytes zero-filled. With every copy complete when issued,
-/// cp.async.commit.group, wait.group and wait.all have nothing left to do.
-void copy_asynchronous_copies(llvm::Module& module, KernelDescription& kernel, llvm::FunctionCallee check) {
+/// source[, source bytes]): the source bytes (N, or the given count) are
+/// bounds-checked, then handed to kAsyncCopyHook, which lands them (the rest
+/// of the N bytes zero-filled) when a wait completes their group;
+/// cp.async.commit.group and wait.group call their hooks, and wait.all is a
+/// commit followed by a wait for every group.
+void defer_asynchronous_copies(llvm::Module& module, KernelDescription& kernel, llvm::FunctionCallee check) {
   constexpr std::string_view prefix = "llvm.nvvm.cp.async.";
+  llvm::LLVMContext& context = module.getContext();
+  llvm::Type* void_type = llvm::Type::getVoidTy(context);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  llvm::FunctionCallee copy_hook = module.getOrInsertFunction(
+      kAsyncCopyHook, llvm::FunctionType::get(void_type,
+                                              {llvm::PointerType::get(context, kSharedAddressSpace),
+                                               llvm::PointerType::get(context, kGlobalAddressSpace), i64, i64},
+                                              false));
+  llvm::FunctionCallee commit_hook = module.getOrInsertFunction(kAsyncCommitHook, void_type);
+  llvm::FunctionCallee wait_hook = module.getOrInsertFunction(kAsyncWaitHook, void_type, i32);
   for (llvm::Function& callee : llvm::make_early_inc_range(module)) {
     const std::string name = callee.getName().str();
     if (!callee.isDeclaration() || !name.starts_with(prefix)) continue;
-    const bool waits = name == "llvm.nvvm.cp.async.commit.group" || name == "llvm.nvvm.cp.async.wait.group" ||
-                       name == "llvm.nvvm.cp.async.wait.all";
+    const bool commits = name == "llvm.nvvm.cp.async.commit.group";
+    const bool waits = name == "llvm.nvvm.cp.async.wait.group";
+    const bool waits_for_all = name == "llvm.nvvm.cp.async.wait.all";
     const std::size_t size_at = name.find(".shared.global.");
-    if (!waits && size_at == std::string::npos) continue;  // call_hooks names it
+    if (!commits && !waits && !waits_for_all && size_at == std::string::npos) continue;  // call_hooks names it
     for (llvm::User* user : llvm::make_early_inc_range(callee.users())) {
       auto* call = llvm::dyn_cast<llvm::CallInst>(user);
       if (!call) continue;
-      if (!waits) {
-        llvm::IRBuilder<> builder(call);
+      llvm::IRBuilder<> builder(call);
+      if (commits || waits_for_all) builder.CreateCall(commit_hook);
+      if (waits) builder.CreateCall(wait_hook, {call->getArgOperand(0)});
+      if (waits_for_all) builder.CreateCall(wait_hook, {builder.getInt32(0)});
+      if (size_at != std::string::npos) {
         const std::uint64_t bytes = std::stoull(name.substr(size_at + 15));
-        llvm::Value* destination = call->getArgOperand(0);
         llvm::Value* source = call->getArgOperand(1);
-        llvm::Value* copied = call->arg_size() > 2 ? builder.CreateZExt(call->getArgOperand(2), builder.getInt64Ty())
-                                                   : builder.getInt64(bytes);
+        llvm::Value* copied =
+            call->arg_size() > 2 ? builder.CreateZExt(call->getArgOperand(2), i64) : builder.getInt64(bytes);
         const auto site = static_cast<std::uint32_t>(kernel.access_sites.size());
         builder.CreateCall(check, {source, copied, builder.getInt32(site)});
         kernel.access_sites.push_back({AccessSite::Kind::load, "load", ""});
-        builder.CreateMemCpy(destination, llvm::MaybeAlign(), source, llvm::MaybeAlign(), copied);
-        if (call->arg_size() > 2)
-          builder.CreateMemSet(builder.CreateGEP(builder.getInt8Ty(), destination, copied), builder.getInt8(0),
-                               builder.CreateSub(builder.getInt64(bytes), copied), llvm::MaybeAlign());
+        builder.CreateCall(copy_hook, {call->getArgOperand(0), source, copied, builder.getInt64(bytes)});
       }
       call->eraseFromParent();
     }
@@ -209,7 +222,7 @@ void check_global_accesses(llvm::Module& module, KernelDescription& kernel) {
   llvm::Type* global_pointer = llvm::PointerType::get(context, kGlobalAddressSpace);
   llvm::FunctionCallee hook = module.getOrInsertFunction(
       kGlobalAccessHook, llvm::FunctionType::get(llvm::Type::getVoidTy(context), {global_pointer, i64, i32}, false));
-  copy_asynchronous_copies(module, kernel, hook);
+  defer_asynchronous_copies(module, kernel, hook);
   for (llvm::Function& function : module) {
     if (function.isDeclaration()) continue;
     for (llvm::Instruction& instruction : llvm::instructions(function)) {

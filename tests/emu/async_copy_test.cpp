@@ -1,6 +1,7 @@
-// cp.async on the emu: copies into shared memory done at once and bounds
-// checked, zero-filled past the source bytes of the .s forms (0 source bytes
-// read nothing, even through a pointer past the end), commit/wait as no-ops.
+// cp.async on the emu: copies into shared memory bounds checked, zero-filled
+// past the source bytes of the .s forms (0 source bytes read nothing, even
+// through a pointer past the end), and asynchronous: a copy lands only when
+// a wait completes its group, so a read before that wait sees the old data.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -93,6 +94,93 @@ declare void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3), ptr addrsp
   const std::vector<kiln::runtime::KernelArgument> args = {pointer_to(in, "in")};
   EXPECT_EQ(kernel_error([&] { kernel->launch(Device::emu(1), {1, 1, 1}, args); }),
             "kernel copy_past_end: load out of bounds: element offset 1 is past the end of 'in' (1 elements of i16)");
+}
+
+// Thread t fills its 16-byte slots A[t] and B[t] with -1, copies in[4t..]
+// into A[t] (group 0) and in[512 + 4t..] into B[t] (group 1), and writes out
+// block 0: A[t] before any wait; wait.group 1 (group 0 lands); block 1: A[t],
+// block 2: B[t]; wait.group 0 (group 1 lands); block 3: B[t].
+const char* kGroupsKernel = R"(
+@a = internal addrspace(3) global [512 x i32] undef, align 16
+@b = internal addrspace(3) global [512 x i32] undef, align 16
+
+define ptx_kernel void @groups(ptr addrspace(1) %in, ptr addrspace(1) %out) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %four = mul i32 %tid, 4
+  %slot_a = getelementptr i32, ptr addrspace(3) @a, i32 %four
+  %slot_b = getelementptr i32, ptr addrspace(3) @b, i32 %four
+  store <4 x i32> <i32 -1, i32 -1, i32 -1, i32 -1>, ptr addrspace(3) %slot_a, align 16
+  store <4 x i32> <i32 -1, i32 -1, i32 -1, i32 -1>, ptr addrspace(3) %slot_b, align 16
+  %source_a = getelementptr i32, ptr addrspace(1) %in, i32 %four
+  %four_b = add i32 %four, 512
+  %source_b = getelementptr i32, ptr addrspace(1) %in, i32 %four_b
+  call void @llvm.nvvm.cp.async.cg.shared.global.16(ptr addrspace(3) %slot_a, ptr addrspace(1) %source_a)
+  call void @llvm.nvvm.cp.async.commit.group()
+  call void @llvm.nvvm.cp.async.cg.shared.global.16(ptr addrspace(3) %slot_b, ptr addrspace(1) %source_b)
+  call void @llvm.nvvm.cp.async.commit.group()
+  %early_a = load <4 x i32>, ptr addrspace(3) %slot_a, align 16
+  call void @llvm.nvvm.cp.async.wait.group(i32 1)
+  %late_a = load <4 x i32>, ptr addrspace(3) %slot_a, align 16
+  %early_b = load <4 x i32>, ptr addrspace(3) %slot_b, align 16
+  call void @llvm.nvvm.cp.async.wait.group(i32 0)
+  %late_b = load <4 x i32>, ptr addrspace(3) %slot_b, align 16
+  %to0 = getelementptr i32, ptr addrspace(1) %out, i32 %four
+  store <4 x i32> %early_a, ptr addrspace(1) %to0, align 16
+  %four1 = add i32 %four, 512
+  %to1 = getelementptr i32, ptr addrspace(1) %out, i32 %four1
+  store <4 x i32> %late_a, ptr addrspace(1) %to1, align 16
+  %four2 = add i32 %four, 1024
+  %to2 = getelementptr i32, ptr addrspace(1) %out, i32 %four2
+  store <4 x i32> %early_b, ptr addrspace(1) %to2, align 16
+  %four3 = add i32 %four, 1536
+  %to3 = getelementptr i32, ptr addrspace(1) %out, i32 %four3
+  store <4 x i32> %late_b, ptr addrspace(1) %to3, align 16
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.cp.async.cg.shared.global.16(ptr addrspace(3), ptr addrspace(1))
+declare void @llvm.nvvm.cp.async.commit.group()
+declare void @llvm.nvvm.cp.async.wait.group(i32 immarg)
+)";
+
+TEST(AsyncCopy, ACopyLandsOnlyWhenAWaitCompletesItsGroup) {
+  const auto kernel = compile_nvvm(kGroupsKernel, "groups", "%0: ptr<i32>, %1: ptr<i32>");
+  std::vector<std::int32_t> input(1024);
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<std::int32_t>(7 * i + 3);
+  const auto in = Buffer<std::int32_t>::from(input, Device::emu());
+  Buffer<std::int32_t> out(2048, Device::emu());
+  const std::vector<kiln::runtime::KernelArgument> args = {pointer_to(in, "in"), pointer_to(out, "out")};
+  kernel->launch(Device::emu(1), {1, 1, 1}, args);
+  const std::vector<std::int32_t> got = out.to_host();
+  for (std::size_t e = 0; e < 512; ++e) {
+    ASSERT_EQ(got[e], -1) << "A read before any wait, element " << e;
+    ASSERT_EQ(got[512 + e], input[e]) << "A after wait.group 1, element " << e;
+    ASSERT_EQ(got[1024 + e], -1) << "B while its group is still pending, element " << e;
+    ASSERT_EQ(got[1536 + e], input[512 + e]) << "B after wait.group 0, element " << e;
+  }
+}
+
+// A cp.async whose shared destination lies outside the program's shared
+// memory is a fault naming the thread and the offset.
+TEST(AsyncCopy, ADestinationOutsideSharedMemoryIsAFault) {
+  const auto kernel = compile_nvvm(R"(
+@slots = internal addrspace(3) global [64 x i32] undef, align 16
+define ptx_kernel void @overflow(ptr addrspace(1) %in) {
+  %far = getelementptr i32, ptr addrspace(3) @slots, i32 4096
+  call void @llvm.nvvm.cp.async.cg.shared.global.16(ptr addrspace(3) %far, ptr addrspace(1) %in)
+  ret void
+}
+declare void @llvm.nvvm.cp.async.cg.shared.global.16(ptr addrspace(3), ptr addrspace(1))
+)",
+                                   "overflow", "%0: ptr<i32>");
+  const auto in = Buffer<std::int32_t>::from(std::vector<std::int32_t>(64, 5), Device::emu());
+  const std::vector<kiln::runtime::KernelArgument> args = {pointer_to(in, "in")};
+  const std::string error = kernel_error([&] { kernel->launch(Device::emu(1), {1, 1, 1}, args); });
+  EXPECT_NE(error.find("kernel overflow: cp.async in thread 0 writes 16 bytes at shared-memory offset 16384"),
+            std::string::npos)
+      << error;
 }
 
 }  // namespace
