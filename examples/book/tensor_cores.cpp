@@ -1,0 +1,265 @@
+// Chapter 18, "Tensor cores and pipelining": which dots kiln's GPU code
+// generator runs on tensor cores and how their operands get there. It prints
+// the mma.sync layouts of one warp, compiles one matmul kernel for f16, i8
+// (i32 accumulator) and f32 at tf32 and ieee precision for sm_80 as the
+// variants a launch runs and reports the instructions of their PTX, counts
+// the bank conflicts of staging the f16 operand tiles row-major and in the
+// swizzled layouts the code generator chooses, and runs the i8 and tf32
+// matmuls on the chosen device, checked against plain C++.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.hpp"
+#include "kiln/lowering/assign_layouts.hpp"
+#include "kiln/lowering/compile.hpp"
+#include "kiln/lowering/dot_layout.hpp"
+#include "kiln/lowering/shared_access.hpp"
+
+namespace kl = kiln;
+namespace lw = kiln::lowering;
+
+// [book:kernel]
+template <class In, class Acc, int BLOCK_M, int BLOCK_N, int BLOCK_K, kl::Precision P = kl::Precision::ieee>
+void matmul(kl::Ptr<In> a, kl::Ptr<In> b, kl::Ptr<Acc> c, kl::i32 m, kl::i32 n, kl::i32 k) {
+  auto rows = kl::expand_dims<1>(kl::program_id(0) * BLOCK_M + kl::arange<BLOCK_M>());
+  auto cols = kl::expand_dims<0>(kl::program_id(1) * BLOCK_N + kl::arange<BLOCK_N>());
+  kl::Var acc = kl::zeros<Acc, BLOCK_M, BLOCK_N>();  // f32, or i32 for i8 inputs
+  for (auto k0 : kl::range(0, k, BLOCK_K)) {
+    auto k_across = kl::expand_dims<0>(k0 + kl::arange<BLOCK_K>());
+    auto k_down = kl::expand_dims<1>(k0 + kl::arange<BLOCK_K>());
+    auto a_tile = kl::load(a + rows * k + k_across, (rows < m) & (k_across < k));
+    auto b_tile = kl::load(b + k_down * n + cols, (k_down < k) & (cols < n));
+    acc = kl::dot(a_tile, b_tile, acc, {.precision = P});
+  }
+  kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
+}
+// [/book:kernel]
+
+constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32;
+constexpr int kM = 128, kN = 128, kK = 256;  // multiples of 16: the loads are 16 bytes wide
+
+/// Which lane of one warp holds each element of a rows x columns tile in
+/// `layout` (register, lane, warp -> dim0, dim1), and in which of its
+/// registers: "lane.register".
+void print_fragment(const char* title, const lw::LinearLayout& layout) {
+  const int rows = layout.out_dim_size("dim0"), columns = layout.out_dim_size("dim1");
+  std::vector<std::string> cell(rows * columns);
+  for (int lane = 0; lane < 32; ++lane)
+    for (int reg = 0; reg < layout.in_dim_size("register"); ++reg) {
+      const auto at = layout.apply({{"register", reg}, {"lane", lane}, {"warp", 0}});
+      cell[at[0].second * columns + at[1].second] = std::to_string(lane) + "." + std::to_string(reg);
+    }
+  std::printf("%s\n", title);
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < columns; ++c) std::printf("%5s", cell[r * columns + c].c_str());
+    std::printf("\n");
+  }
+}
+
+void show_layouts() {
+  // [book:layouts]
+  const lw::MmaWarps one_warp{1, 1};
+  print_fragment("accumulator of mma.sync.m16n8k16, 16 x 8 (lane.register of each element):",
+                 lw::mma_accumulator_layout(16, 8, one_warp, 1));
+  print_fragment("operand a of mma.sync.m16n8k16, 16 x 16:",
+                 lw::mma_operand_layout(lw::DotOperand::a, 16, 16, one_warp, 1));
+  print_fragment("operand b of mma.sync.m16n8k16, 16 x 8:",
+                 lw::mma_operand_layout(lw::DotOperand::b, 16, 8, one_warp, 1));
+  // [/book:layouts]
+  std::printf("the accumulator of one 16 x 8 tile as a linear layout:\n%s\n",
+              lw::to_string(lw::mma_accumulator_layout(16, 8, one_warp, 1)).c_str());
+  std::printf("the accumulator of a 64 x 64 block with 4 warps:\n%s\n",
+              lw::to_string(lw::mma_accumulator_layout(64, 64, lw::mma_warps(64, 64, 4), 4)).c_str());
+}
+
+/// The variant a launch on kM x kN x kK runs, and its one dot.
+struct Variant {
+  std::shared_ptr<const kl::runtime::Program> program;
+  const kiln::ir::Operation* dot = nullptr;
+};
+
+template <class Kernel, class... Args>
+Variant variant_of(const Kernel& kernel, const Args&... args) {
+  Variant v{kernel.program_for(args...)};
+  std::vector<const kiln::ir::Block*> blocks{&v.program->optimized().body};
+  while (!blocks.empty()) {
+    const kiln::ir::Block* block = blocks.back();
+    blocks.pop_back();
+    for (const auto& op : block->ops) {
+      if (op->code == kiln::ir::OpCode::dot) v.dot = op.get();
+      for (const auto& inner : op->regions) blocks.push_back(inner.get());
+    }
+  }
+  return v;
+}
+
+/// The distinct instructions of `ptx` that begin with `prefix`, or "none".
+std::string instructions(const std::string& ptx, const std::string& prefix) {
+  std::set<std::string> found;
+  for (std::size_t at = ptx.find(prefix); at != std::string::npos; at = ptx.find(prefix, at + 1))
+    found.insert(ptx.substr(at, ptx.find_first_of(" \t\n;", at) - at));
+  std::string out;
+  for (const std::string& name : found) out += (out.empty() ? "" : ", ") + name;
+  return out.empty() ? "none" : out;
+}
+
+/// The wavefronts of every warp storing a tile from `writer` into `shared`
+/// and reading it back as the fragment `reader`.
+void print_cost(const char* name, const lw::LinearLayout& writer, const lw::LinearLayout& reader,
+                const lw::LinearLayout& shared, int element_bytes) {
+  const lw::SharedAccessCost store = lw::tile_access_cost(writer, shared, element_bytes);
+  const lw::SharedAccessCost read = lw::fragment_read_cost(reader, shared, element_bytes);
+  std::printf("    %-9s store %3d wavefronts (ideal %3d), fragment read %4d wavefronts (ideal %3d)\n", name,
+              store.wavefronts, store.ideal, read.wavefronts, read.ideal);
+}
+
+/// How a tensor-core dot gets operand `index` (0: a, 1: b) from shared
+/// memory: prints the tile, the instruction that reads its fragment and the
+/// bank conflicts of a row-major and of the chosen shared layout; returns
+/// that instruction ("" for element reads).
+std::string show_operand(const lw::LayoutMap& layouts, const kiln::ir::Operation& dot, int index, int num_warps) {
+  const kiln::ir::Value& tile = *dot.operands[index];
+  const int bytes = static_cast<int>(kiln::ir::dtype_bytes(tile.type.dtype));
+  // [book:shared]
+  const lw::LinearLayout& writer = layouts.at(tile);  // the layout its load gave it
+  const lw::LinearLayout reader =
+      lw::dot_fragment_layout(dot, index == 0 ? lw::DotOperand::a : lw::DotOperand::b, num_warps);
+  const int along = lw::contiguous_dim_of(writer);
+  const lw::LinearLayout chosen = lw::choose_shared_layout(writer, reader, bytes);
+  std::optional<lw::LdmatrixPlan> plan;
+  if (lw::stored_in_16_byte_vectors(writer, chosen, bytes)) plan = lw::plan_ldmatrix(reader, chosen, bytes);
+  // [/book:shared]
+  const std::string ldmatrix = plan ? "ldmatrix.sync.aligned.m8n8.x" + std::to_string(plan->matrices) +
+                                          (plan->transposed ? ".trans" : "") + ".shared.b16"
+                                    : "";
+  std::printf("  %s: %lld x %lld %s, stored along dim%d, read %s\n", index == 0 ? "a" : "b",
+              static_cast<long long>(tile.type.shape[0]), static_cast<long long>(tile.type.shape[1]),
+              std::string(kiln::ir::dtype_name(tile.type.dtype)).c_str(), along,
+              plan ? ("with ldmatrix.x" + std::to_string(plan->matrices) + (plan->transposed ? ".trans" : "")).c_str()
+                   : "element by element");
+  print_cost("row-major", writer, reader,
+             lw::swizzled_shared_layout(tile.type.shape[0], tile.type.shape[1], along, bytes, {}), bytes);
+  print_cost("chosen", writer, reader, chosen, bytes);
+  return ldmatrix;
+}
+
+int failures = 0;
+
+/// Compiles the variant `kernel` runs for these arguments for sm_80 and
+/// prints how its dot runs; counts a failure unless the PTX has exactly the
+/// ldmatrix forms the layouts predict, and no cp.async or wgmma.
+template <class Kernel, class... Args>
+void show_dot(const char* name, const Kernel& kernel, const Args&... args) {
+  const Variant v = variant_of(kernel, args...);
+  // [book:compile]
+  const lw::GpuTarget target{.arch = "sm_80", .num_warps = v.program->options().num_warps};
+  const lw::GpuKernel gpu = lw::compile_for_gpu(v.program->optimized(), target);
+  const lw::LayoutMap layouts =
+      lw::assign_layouts(v.program->optimized(), lw::analyze_axes(v.program->optimized()), target);
+  // [/book:compile]
+  std::printf("%s: %s\n", name,
+              lw::dot_uses_tensor_cores(*v.dot, target) ? instructions(gpu.ptx, "mma.sync").c_str() : "FMA units");
+  std::set<std::string> predicted;
+  if (lw::dot_uses_tensor_cores(*v.dot, target))
+    for (int index : {0, 1})
+      if (std::string ldmatrix = show_operand(layouts, *v.dot, index, target.num_warps); !ldmatrix.empty())
+        predicted.insert(ldmatrix);
+  std::string want;
+  for (const std::string& form : predicted) want += (want.empty() ? "" : ", ") + form;
+  if (instructions(gpu.ptx, "ldmatrix") != (want.empty() ? "none" : want)) {
+    std::printf("  the PTX has %s, the layouts predict %s\n", instructions(gpu.ptx, "ldmatrix").c_str(), want.c_str());
+    ++failures;
+  }
+  if (instructions(gpu.ptx, "cp.async") != "none" || instructions(gpu.ptx, "wgmma") != "none") {
+    ++failures;
+    std::printf("  cp.async: %s, wgmma: %s, where chapter 18 says there are none\n",
+                instructions(gpu.ptx, "cp.async").c_str(), instructions(gpu.ptx, "wgmma").c_str());
+  }
+}
+
+void show_every_dtype() {
+  kl::Buffer<kl::half> a16(kM * kK), b16(kK * kN);
+  kl::Buffer<std::int8_t> a8(kM * kK), b8(kK * kN);
+  kl::Buffer<float> a32(kM * kK), b32(kK * kN), c32(kM * kN);
+  kl::Buffer<std::int32_t> c_i32(kM * kN);
+  // [book:dtypes]
+  show_dot("f16 x f16 + f32", kl::compile<matmul<kl::f16, kl::f32, 64, 64, 32>>(), a16, b16, c32, kM, kN, kK);
+  show_dot("i8 x i8 + i32", kl::compile<matmul<kl::i8, kl::i32, 64, 64, 32>>(), a8, b8, c_i32, kM, kN, kK);
+  show_dot("f32 x f32 + f32, tf32", kl::compile<matmul<kl::f32, kl::f32, 64, 64, 32, kl::Precision::tf32>>(), a32, b32,
+           c32, kM, kN, kK);
+  show_dot("f32 x f32 + f32, ieee", kl::compile<matmul<kl::f32, kl::f32, 64, 64, 32>>(), a32, b32, c32, kM, kN, kK);
+  // [/book:dtypes]
+}
+
+std::mt19937 random_engine(2024);
+
+/// The i8 matmul, exact in i32: every element must equal the reference.
+bool check_i8() {
+  std::uniform_int_distribution<int> uniform(-128, 127);
+  std::vector<std::int8_t> a(kM * kK), b(kK * kN);
+  for (auto& e : a) e = static_cast<std::int8_t>(uniform(random_engine));
+  for (auto& e : b) e = static_cast<std::int8_t>(uniform(random_engine));
+  auto a_buffer = kl::Buffer<std::int8_t>::from(a);
+  auto b_buffer = kl::Buffer<std::int8_t>::from(b);
+  kl::Buffer<std::int32_t> c_buffer(kM * kN);
+  kl::compile<matmul<kl::i8, kl::i32, kBlockM, kBlockN, kBlockK>>().launch(kl::Grid(kM / kBlockM, kN / kBlockN),
+                                                                           a_buffer, b_buffer, c_buffer, kM, kN, kK);
+  const std::vector<std::int32_t> c = c_buffer.to_host();
+  int wrong = 0;
+  for (int i = 0; i < kM; ++i)
+    for (int j = 0; j < kN; ++j) {
+      std::int32_t want = 0;
+      for (int t = 0; t < kK; ++t) want += std::int32_t{a[i * kK + t]} * std::int32_t{b[t * kN + j]};
+      wrong += c[i * kN + j] != want;
+    }
+  std::printf("i8: %d of %d elements differ from the exact i32 result\n", wrong, kM * kN);
+  return wrong == 0;
+}
+
+/// The tf32 matmul, within the bound of inputs rounded to tf32 and K additions.
+bool check_tf32() {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> a(kM * kK), b(kK * kN);
+  for (auto& e : a) e = uniform(random_engine);
+  for (auto& e : b) e = uniform(random_engine);
+  auto a_buffer = kl::Buffer<float>::from(a);
+  auto b_buffer = kl::Buffer<float>::from(b);
+  kl::Buffer<float> c_buffer(kM * kN);
+  kl::compile<matmul<kl::f32, kl::f32, kBlockM, kBlockN, kBlockK, kl::Precision::tf32>>().launch(
+      kl::Grid(kM / kBlockM, kN / kBlockN), a_buffer, b_buffer, c_buffer, kM, kN, kK);
+  const std::vector<float> c = c_buffer.to_host();
+  // [book:tf32_bound]
+  const double u = std::numeric_limits<float>::epsilon() / 2, u_tf32 = 0x1p-11;  // tf32 keeps 10 fraction bits
+  const double gamma = kK * 2 * u / (1 - kK * 2 * u);   // K additions, 2u each for tensor cores that truncate
+  const double product = 2 * u_tf32 + u_tf32 * u_tf32;  // both inputs rounded to tf32
+  const double bound = product * (1 + gamma) + gamma;   // times sum |a b| of each element
+  // [/book:tf32_bound]
+  int outside = 0;
+  for (int i = 0; i < kM; ++i)
+    for (int j = 0; j < kN; ++j) {
+      double want = 0, magnitude = 0;
+      for (int t = 0; t < kK; ++t) {
+        const double term = double{a[i * kK + t]} * double{b[t * kN + j]};
+        want += term;
+        magnitude += std::abs(term);
+      }
+      if (!(std::abs(c[i * kN + j] - want) <= bound * magnitude)) ++outside;  // false for NaN too
+    }
+  std::printf("tf32: %d of %d elements outside %.2e * sum |a b|\n", outside, kM * kN, bound);
+  return outside == 0;
+}
+
+int main() {
+  show_layouts();
+  show_every_dtype();
+  const bool ok = check_i8() & check_tf32() && failures == 0;
+  std::printf("%s\n", ok ? "ok" : "FAILED");
+  return ok ? 0 : 1;
+}
