@@ -40,9 +40,9 @@ struct GpuTarget {
   /// the non-coherent cache). Without it only a kernel that writes no memory
   /// gets `noalias`: an in-place launch (`out` == `x`) would break the promise.
   bool arguments_do_not_overlap = false;
-  /// `dot` with f16 or bf16 inputs and K a multiple of 16 runs on tensor
-  /// cores (mma.sync.m16n8k16) on sm_80 and newer; false keeps every dot on
-  /// the FMA units.
+  /// `dot` runs on tensor cores (mma.sync) on sm_80 and newer where
+  /// dot_uses_tensor_cores says (f16/bf16, i8, f32 at tf32 precision); false
+  /// keeps every dot on the FMA units.
   bool tensor_cores = true;
 };
 
