@@ -245,7 +245,7 @@ class DotLowering {
 
   /// The dot on tensor cores: the accumulator in its registers, a and b as
   /// fragments (read_fragments()); each 16 x 8 accumulator tile takes one
-  /// mma.sync.m16n8k16 per 16 k, in increasing k.
+  /// mma.sync per k of the instruction (mma_instruction), in increasing k.
   void lower_on_tensor_cores(const LinearLayout& result, Registers c_values) {
     const std::int64_t m_size = op_.operands[0]->type.shape[0], n_size = op_.operands[1]->type.shape[1];
     const MmaWarps warps = mma_warps(m_size, n_size, cg_.target.num_warps);

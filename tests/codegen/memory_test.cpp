@@ -1,6 +1,7 @@
 // Loads and stores through the GPU code generator: `other` for masked-off
 // elements, per-element guards when the mask varies inside a vector, scalar
-// accesses, and i1 tiles stored as bytes.
+// accesses, vectors down the columns of a tile read transposed, and i1
+// tiles stored as bytes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -21,8 +22,10 @@ TEST(Memory, MaskVaryingInsideAVectorGuardsEachElement) {
 }
 
 TEST(Memory, ColumnMajorReadsAreScalar) {
-  // out[r, c] = x[c, r]: the read addresses run along dimension 0, across the
-  // layout's threads, so only the row-major store moves vectors.
+  // out[r, c] = x[c, r]: the read addresses run along dimension 0 and the
+  // store's along dimension 1, in one class of values; the class keeps the
+  // kernel's layout (dimension 1 fastest), so only the row-major store moves
+  // vectors.
   const std::string text = R"(kernel @transpose(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}) {
   %2 = arange {start = 0} : tile<64xi32>
   %3 = arange {start = 0} : tile<64xi32>
@@ -50,6 +53,41 @@ TEST(Memory, ColumnMajorReadsAreScalar) {
   EXPECT_EQ(count(kernel.ptx, "ld.global.f32"), 32) << kernel.ptx;
   EXPECT_EQ(count(kernel.ptx, "ld.global.v"), 0) << kernel.ptx;
   EXPECT_EQ(count(kernel.ptx, "st.global.v4.f32"), 8) << kernel.ptx;
+}
+
+TEST(Memory, ColumnReadsWithoutARowAccessLoadVectors) {
+  // sums[c] = sum over r of x[r + 64 c]: the read addresses run along
+  // dimension 0 and no access of the tile's class runs along dimension 1, so
+  // the class takes the blocked layout with dimension 0 fastest and every
+  // thread loads four 4-float vectors down its columns.
+  const std::string text = R"(kernel @column_sums(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}) {
+  %2 = arange {start = 0} : tile<64xi32>
+  %3 = expand_dims %2 {axis = 1} : tile<64x1xi32>
+  %4 = expand_dims %2 {axis = 0} : tile<1x64xi32>
+  %5 = constant {value = 64} : tile<1x64xi32>
+  %6 = mul %4, %5 : tile<1x64xi32>
+  %7 = broadcast %3 : tile<64x64xi32>
+  %8 = broadcast %6 : tile<64x64xi32>
+  %9 = add %7, %8 : tile<64x64xi32>
+  %10 = splat %0 : tile<64x64xptr<f32>>
+  %11 = addptr %10, %9 : tile<64x64xptr<f32>>
+  %12 = load %11 {cache = none, evict = none} : tile<64x64xf32>
+  %13 = reduce %12 {axis = 0} : tile<64xf32> {
+  ^(%14: f32, %15: f32):
+    %16 = add %14, %15 : f32
+    yield %16
+  }
+  %17 = splat %1 : tile<64xptr<f32>>
+  %18 = addptr %17, %2 : tile<64xptr<f32>>
+  store %18, %13 {cache = none, evict = none}
+}
+)";
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel = compile_text(text, arch);
+    EXPECT_EQ(count(kernel.ptx, "ld.global.v4.f32"), 8) << kernel.ptx;
+    EXPECT_EQ(count(kernel.ptx, "ld.global.f32"), 0) << kernel.ptx;
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "column_sums");
+  }
 }
 
 TEST(Memory, OtherFillsMaskedOffVectors) {
