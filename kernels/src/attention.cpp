@@ -62,7 +62,7 @@ RunReport run(const RunOptions& options) {
                            shape.heads * seq * d, seq * d, d);
     };
     report.stats = launch();
-    if (options.bench) report.seconds = median_seconds(launch);
+    if (options.bench) report.seconds = median_seconds(options.device, launch);
   });
   // Q, K, V read and O written once, plus the f32 LSE.
   report.bytes = 4.0 * static_cast<double>(n) * sizeof(C) + 4.0 * static_cast<double>(rows);

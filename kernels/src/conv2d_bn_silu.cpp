@@ -23,7 +23,8 @@ RunReport run(const RunOptions& options, const Conv2dPlan& plan) {
   with_conv2d_kernel<C, true>(plan, [&](auto kernel) {
     report.stats = launch_conv2d_kernel(kernel, plan, shape, x, w, scale, shift, y);
     if (options.bench)
-      report.seconds = median_seconds([&] { launch_conv2d_kernel(kernel, plan, shape, x, w, scale, shift, y); });
+      report.seconds =
+          median_seconds(options.device, [&] { launch_conv2d_kernel(kernel, plan, shape, x, w, scale, shift, y); });
   });
   // Read the input, weights and per-channel scale/shift once, write the output once.
   report.bytes = static_cast<double>(shape.input_size() + shape.weight_size() + shape.output_size()) * sizeof(C) +

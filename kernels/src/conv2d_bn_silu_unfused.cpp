@@ -24,7 +24,7 @@ RunReport run(const RunOptions& options, const Conv2dPlan& plan) {
   RunReport report;
   auto launch = [&] { return launch_conv2d_unfused(plan, shape, x, w, scale, shift, conv_out, bn_out, y); };
   report.stats = launch();
-  if (options.bench) report.seconds = median_seconds(launch);
+  if (options.bench) report.seconds = median_seconds(options.device, launch);
   // The convolution reads x and w and writes its output; batchnorm reads that
   // and scale/shift and writes; SiLU reads that and writes y.
   report.bytes = static_cast<double>(shape.input_size() + shape.weight_size() + 5 * shape.output_size()) * sizeof(C) +

@@ -38,7 +38,7 @@ RunReport run(const RunOptions& options) {
   auto launch = [&] { return kernel.launch(grid, x, out, n, p, seed, kOffset); };
   RunReport report;
   report.stats = launch();
-  if (options.bench) report.seconds = median_seconds(launch);
+  if (options.bench) report.seconds = median_seconds(options.device, launch);
   report.bytes = 2.0 * static_cast<double>(n) * sizeof(C);
   report.flops = static_cast<double>(n);
   if (options.check) {

@@ -27,7 +27,7 @@ RunReport run(const RunOptions& options) {
   RunReport report;
   auto launch = [&] { return layer_norm_forward_launch<C>(x, weight, bias, y, mean, rstd, m, n, kEps); };
   report.stats = launch();
-  if (options.bench) report.seconds = median_seconds(launch);
+  if (options.bench) report.seconds = median_seconds(options.device, launch);
   // x read, y written, w and b read, mean and rstd written.
   report.bytes = static_cast<double>(2 * m * n + 2 * n) * sizeof(C) + 2.0 * static_cast<double>(m) * sizeof(float);
   // Per element: the tile sum, centring, square and sum for the statistics;

@@ -42,7 +42,7 @@ RunReport run(const RunOptions& options) {
     return layer_norm_backward_launch<C>(dy, x, weight, mean, rstd, dx, dw, db, partial_dw, partial_db, m, n, groups);
   };
   report.stats = launch();
-  if (options.bench) report.seconds = median_seconds(launch);
+  if (options.bench) report.seconds = median_seconds(options.device, launch);
   // dy and x read, dx written, w read, mean and rstd read, dw and db written
   // (the partial rows are extra traffic of this method, not of the problem).
   report.bytes = static_cast<double>(3 * m * n + n) * sizeof(C) + static_cast<double>(2 * m + 2 * n) * sizeof(float);

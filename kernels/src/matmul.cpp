@@ -141,7 +141,7 @@ RunReport run_fused(const RunOptions& options) {
   RunReport report;
   report.plan = kTilePlan;
   report.stats = launch();
-  if (options.bench) report.seconds = median_seconds(launch);
+  if (options.bench) report.seconds = median_seconds(options.device, launch);
   // A and B read once, the bias once, C written once.
   report.bytes = (static_cast<double>(m) * k + static_cast<double>(k) * n + (E.bias ? n : 0)) * sizeof(C) +
                  static_cast<double>(m) * n * sizeof(Out);
@@ -187,7 +187,7 @@ RunReport run_unfused(const RunOptions& options) {
   RunReport report;
   report.plan = kTilePlan;
   report.stats = launch();
-  if (options.bench) report.seconds = median_seconds(launch);
+  if (options.bench) report.seconds = median_seconds(options.device, launch);
   // The matmul reads A and B and writes the f32 product; bias_gelu reads it
   // and the bias and writes C; dropout reads and writes C again.
   const double mn = static_cast<double>(m) * n;

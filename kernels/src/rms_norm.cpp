@@ -24,7 +24,7 @@ RunReport run(const RunOptions& options) {
   RunReport report;
   auto launch = [&] { return rms_norm_forward_launch<C>(x, weight, y, rstd, m, n, kEps); };
   report.stats = launch();
-  if (options.bench) report.seconds = median_seconds(launch);
+  if (options.bench) report.seconds = median_seconds(options.device, launch);
   // x read, y written, w read, rstd written.
   report.bytes = static_cast<double>(2 * m * n + n) * sizeof(C) + static_cast<double>(m) * sizeof(float);
   // Per element: a square and an add for the statistic, two multiplies for y.

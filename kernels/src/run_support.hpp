@@ -1,5 +1,6 @@
 // Shared pieces of running a sample kernel: random inputs, timing launches
-// (with CUDA events on a GPU), the device's parallelism, traffic sums.
+// (with CUDA events and L2 flushed between them on a GPU), the device's
+// parallelism, traffic sums.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "kiln/ir/numeric.hpp"
 #include "kiln/kernels/accuracy.hpp"
 #include "kiln/kernels/registry.hpp"
+#include "kiln/runtime/cache_flush.hpp"
 #include "kiln/runtime/cuda/launch_timer.hpp"
 
 namespace kiln::kernels {
@@ -41,17 +43,22 @@ double seconds_of(F& launch) {
   return gpu.launches() > 0 ? gpu.seconds() : host_seconds;
 }
 
-/// Median seconds of one call of `launch` (seconds_of), over enough calls to
-/// fill ~0.3 s of host time (at least 3, at most 100), after one warm-up call
-/// that also compiles and loads the kernels.
+/// Median seconds of one call of `launch` on `device` (seconds_of), over
+/// enough calls to fill ~0.3 s of host time (at least 3, at most 100), after
+/// one warm-up call that also compiles and loads the kernels. Before each
+/// timed call the device's caches are flushed (runtime::flush_caches), so a
+/// GPU's L2 holds nothing of the previous call, as in Triton's do_bench.
 template <class F>
-double median_seconds(F&& launch) {
+double median_seconds(const Device& device, F&& launch) {
   using clock = std::chrono::steady_clock;
   launch();
   std::vector<double> times;
   auto start = clock::now();
-  while (times.size() < 3 || (times.size() < 100 && std::chrono::duration<double>(clock::now() - start).count() < 0.3))
+  while (times.size() < 3 ||
+         (times.size() < 100 && std::chrono::duration<double>(clock::now() - start).count() < 0.3)) {
+    runtime::flush_caches(device);
     times.push_back(seconds_of(launch));
+  }
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
 }

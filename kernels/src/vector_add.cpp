@@ -31,7 +31,7 @@ RunReport run(const RunOptions& options) {
   // One rounding of the exact sum to the output dtype.
   report.tolerance = unit_roundoff(dtype_v<C>);
   if (options.check) report.error = relative_error(out.to_host(), vector_add_reference(x_host, y_host));
-  if (options.bench) report.seconds = median_seconds([&] { kernel.launch(grid, x, y, out, n); });
+  if (options.bench) report.seconds = median_seconds(options.device, [&] { kernel.launch(grid, x, y, out, n); });
   return report;
 }
 }  // namespace

@@ -72,4 +72,13 @@ void DeviceMemory::copy_to_host(void* destination, std::size_t bytes) const {
   std::memcpy(destination, host(), bytes);
 }
 
+void DeviceMemory::fill_zeros() {
+  if (device_.kind() == Device::Kind::cuda) {
+    cuda::current_context(device_.ordinal());
+    gpu_->fill_zeros();
+    return;
+  }
+  std::memset(host(), 0, bytes_);
+}
+
 }  // namespace kiln::runtime

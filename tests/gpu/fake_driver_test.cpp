@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "kiln/ir/printer.hpp"
+#include "kiln/kernels/registry.hpp"
 #include "kiln/kiln.hpp"
+#include "kiln/runtime/cache_flush.hpp"
 #include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/launch_timer.hpp"
@@ -253,6 +255,51 @@ TEST_F(FakeGpu, LaunchTimerReadsTheEventsAroundEachLaunch) {
   kernel.launch(kl::Grid(1), x, out, 10);
   EXPECT_EQ(timer.launches(), 2);
   EXPECT_DOUBLE_EQ(timer.seconds(), 2 * 0.25e-3);  // the fake's events are a quarter millisecond apart
+}
+
+TEST_F(FakeGpu, FlushCachesZeroesAQuarterGibibyteEachCallAllocatedOnce) {
+  const std::size_t from = events().size();
+  kl::runtime::flush_caches(kl::Device::cuda());
+  kl::runtime::flush_caches(kl::Device::cuda());
+  kl::runtime::flush_caches(kl::Device::cpu());
+  const std::string bytes = std::to_string(kl::runtime::kCacheFlushBytes);
+  int allocations = 0, memsets = 0;
+  for (const std::string& event : events_since(from)) {
+    allocations += event == "alloc " + bytes;
+    memsets += event == "memset " + bytes;
+  }
+  // A fresh allocation is zero-filled once more when it is made.
+  EXPECT_LE(allocations, 1);
+  EXPECT_EQ(memsets, 2 + allocations);
+}
+
+TEST_F(FakeGpu, BenchmarksFlushTheCachesBeforeEveryTimedLaunch) {
+  setenv("KILN_PTXAS", "none", 1);
+  const kiln::kernels::KernelInfo& vector_add = kiln::kernels::find_kernel("vector_add");
+  kiln::kernels::RunOptions options =
+      kiln::kernels::make_options(vector_add, {{"n", "4096"}}, "f32", kl::Device::cuda());
+  options.bench = true;
+  const std::size_t from = events().size();
+  const kiln::kernels::RunReport report = vector_add.run(options);
+  unsetenv("KILN_PTXAS");
+  ASSERT_TRUE(report.seconds);
+  const std::string flush = "memset " + std::to_string(kl::runtime::kCacheFlushBytes);
+  // The run's own launch and the warm-up, then each timed launch right after
+  // a flush (the first flush's buffer is also zeroed when it is allocated).
+  std::vector<std::string> launches_and_flushes;
+  for (const std::string& event : events_since(from))
+    if (event.starts_with("launch ") || event == flush) launches_and_flushes.push_back(event);
+  ASSERT_GE(launches_and_flushes.size(), 2u);
+  EXPECT_TRUE(launches_and_flushes[0].starts_with("launch ")) << launches_and_flushes[0];
+  EXPECT_TRUE(launches_and_flushes[1].starts_with("launch ")) << launches_and_flushes[1];
+  int timed = 0;
+  for (std::size_t i = 2; i < launches_and_flushes.size(); ++i)
+    if (launches_and_flushes[i].starts_with("launch ")) {
+      ++timed;
+      EXPECT_EQ(launches_and_flushes[i - 1], flush) << "the launch at event " << i << " follows no flush";
+    }
+  EXPECT_GE(timed, 3);
+  EXPECT_EQ(launches_and_flushes.back().starts_with("launch "), true);
 }
 
 }  // namespace

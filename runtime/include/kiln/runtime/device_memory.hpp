@@ -37,6 +37,8 @@ class DeviceMemory {
   void copy_from_host(const void* source, std::size_t bytes);
   /// Copies the first `bytes` of this memory to host memory at `destination`.
   void copy_to_host(void* destination, std::size_t bytes) const;
+  /// Sets every byte to zero (on `cuda` with cuMemsetD8, waiting for it).
+  void fill_zeros();
 
  private:
   Device device_;
