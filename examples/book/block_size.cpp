@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "matmul_kernel.hpp"
 
 namespace kl = kiln;
 
@@ -48,22 +49,6 @@ void transpose(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {  // out = 
   kl::store(out + out_rows * n + out_cols, kl::trans(tile), (out_rows < n) & (out_cols < n));
 }
 // [/book:transpose]
-
-// Chapter 9's kernel: C = A @ B, f16 inputs, f32 sums, one program per block of C.
-template <int BLOCK_M, int BLOCK_N, int BLOCK_K>
-void matmul(kl::Ptr<kl::f16> a, kl::Ptr<kl::f16> b, kl::Ptr<kl::f32> c, kl::i32 m, kl::i32 n, kl::i32 k) {
-  auto rows = kl::expand_dims<1>(kl::program_id(0) * BLOCK_M + kl::arange<BLOCK_M>());
-  auto cols = kl::expand_dims<0>(kl::program_id(1) * BLOCK_N + kl::arange<BLOCK_N>());
-  kl::Var acc = kl::zeros<kl::f32, BLOCK_M, BLOCK_N>();
-  for (auto k0 : kl::range(0, k, BLOCK_K)) {
-    auto k_across = kl::expand_dims<0>(k0 + kl::arange<BLOCK_K>());
-    auto k_down = kl::expand_dims<1>(k0 + kl::arange<BLOCK_K>());
-    auto a_tile = kl::load(a + rows * k + k_across, (rows < m) & (k_across < k));
-    auto b_tile = kl::load(b + k_down * n + cols, (k_down < k) & (cols < n));
-    acc = kl::dot(a_tile, b_tile, acc);
-  }
-  kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
-}
 
 // [book:report]
 /// What the GPU code generator reported while `launch` compiled a kernel for
@@ -191,16 +176,7 @@ void show_matmul() {
   std::printf("matmul %d x %d blocks: %2d programs, %7llu bytes read (A and B are %d bytes each)\n", BLOCK_M, BLOCK_N,
               grid.x * grid.y, static_cast<unsigned long long>(stats.bytes_read), m * k * 2);
   // [/book:traffic]
-  const std::vector<float> got = c.to_host();
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      double want = 0, magnitude = 0;
-      for (int t = 0; t < k; ++t) {
-        const double term = double{float(a[i * k + t])} * double{float(b[t * n + j])};
-        want += term, magnitude += std::abs(term);
-      }
-      failures += !(std::abs(got[i * n + j] - want) <= 2 * u * k * magnitude);  // chapter 9's bound
-    }
+  failures += matmul_errors(a, b, c.to_host(), m, n, k, u);
 }
 
 int main() {

@@ -11,30 +11,9 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "matmul_kernel.hpp"
 
 namespace kl = kiln;
-
-// [book:kernel]
-template <int BLOCK_M, int BLOCK_N, int BLOCK_K>
-void matmul(kl::Ptr<kl::f16> a, kl::Ptr<kl::f16> b, kl::Ptr<kl::f32> c, kl::i32 m, kl::i32 n, kl::i32 k) {
-  auto rows = kl::expand_dims<1>(kl::program_id(0) * BLOCK_M + kl::arange<BLOCK_M>());  // BLOCK_M x 1
-  auto cols = kl::expand_dims<0>(kl::program_id(1) * BLOCK_N + kl::arange<BLOCK_N>());  // 1 x BLOCK_N
-  kl::Var acc = kl::zeros<kl::f32, BLOCK_M, BLOCK_N>();  // this program's block of C, summed in f32
-  // [/book:kernel]
-  // [book:loop]
-  for (auto k0 : kl::range(0, k, BLOCK_K)) {
-    auto k_across = kl::expand_dims<0>(k0 + kl::arange<BLOCK_K>());  // 1 x BLOCK_K: columns of A
-    auto k_down = kl::expand_dims<1>(k0 + kl::arange<BLOCK_K>());    // BLOCK_K x 1: rows of B
-    // Masked-off elements load as 0, so past the end of K they add nothing to the dot.
-    auto a_tile = kl::load(a + rows * k + k_across, (rows < m) & (k_across < k));  // BLOCK_M x BLOCK_K
-    auto b_tile = kl::load(b + k_down * n + cols, (k_down < k) & (cols < n));      // BLOCK_K x BLOCK_N
-    acc = kl::dot(a_tile, b_tile, acc);  // acc + a_tile @ b_tile: f16 products, f32 sums
-  }
-  // [/book:loop]
-  // [book:store]
-  kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
-}
-// [/book:store]
 
 // [book:reference]
 /// A @ B in double, and |A| @ |B|, which scales the error bound of each element.

@@ -13,6 +13,7 @@
 #include "kiln/kiln.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/emu_machine.hpp"
+#include "matmul_kernel.hpp"
 
 namespace kl = kiln;
 
@@ -21,22 +22,6 @@ void scale(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n, kl::f32 a) {
   auto offsets = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
   auto mask = offsets < n;
   kl::store(out + offsets, kl::load(x + offsets, mask) * a, mask);
-}
-
-// Chapter 9's kernel: C = A @ B, f16 inputs, f32 sums, one program per block of C.
-template <int BLOCK_M, int BLOCK_N, int BLOCK_K>
-void matmul(kl::Ptr<kl::f16> a, kl::Ptr<kl::f16> b, kl::Ptr<kl::f32> c, kl::i32 m, kl::i32 n, kl::i32 k) {
-  auto rows = kl::expand_dims<1>(kl::program_id(0) * BLOCK_M + kl::arange<BLOCK_M>());
-  auto cols = kl::expand_dims<0>(kl::program_id(1) * BLOCK_N + kl::arange<BLOCK_N>());
-  kl::Var acc = kl::zeros<kl::f32, BLOCK_M, BLOCK_N>();
-  for (auto k0 : kl::range(0, k, BLOCK_K)) {
-    auto k_across = kl::expand_dims<0>(k0 + kl::arange<BLOCK_K>());
-    auto k_down = kl::expand_dims<1>(k0 + kl::arange<BLOCK_K>());
-    auto a_tile = kl::load(a + rows * k + k_across, (rows < m) & (k_across < k));
-    auto b_tile = kl::load(b + k_down * n + cols, (k_down < k) & (cols < n));
-    acc = kl::dot(a_tile, b_tile, acc);
-  }
-  kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
 }
 
 // Chapter 16's transpose: its tile crosses shared memory once.
