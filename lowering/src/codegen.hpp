@@ -153,7 +153,7 @@ class SharedTile {
   llvm::Value* address_of_register(int reg);
 
   KernelCodegen& cg_;
-  LinearLayout offsets_;
+  OffsetBases offsets_;
   llvm::Type* memory_type_;
   llvm::Value* base_;
   llvm::Value* warp_part_ = nullptr;

@@ -16,23 +16,11 @@ namespace kiln::lowering {
 
 namespace {
 
-/// The offsets bit by bit of input `in` of an offsets layout.
-std::vector<std::int32_t> offset_bases(const LinearLayout& offsets, const char* in) {
-  std::vector<std::int32_t> bases;
-  for (int bit = 0; bit < offsets.in_dim_size_log2(in); ++bit) bases.push_back(offsets.basis(in, bit)[0]);
-  return bases;
-}
-
 /// The OR of `bases`: every bit a thread part built from them may have.
 std::int32_t bits_of(const std::vector<std::int32_t>& bases) {
   std::int32_t bits = 0;
   for (std::int32_t basis : bases) bits |= basis;
   return bits;
-}
-
-/// The offset of register `reg` in lane 0 of warp 0.
-std::int32_t register_offset(const LinearLayout& offsets, int reg) {
-  return offsets.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})[0].second;
 }
 
 llvm::Intrinsic::ID ldmatrix_intrinsic(const LdmatrixPlan& plan) {
@@ -55,12 +43,10 @@ SharedTile::SharedTile(KernelCodegen& cg, const LinearLayout& layout, const Line
                        llvm::Type* memory_type, llvm::Value* base)
     : cg_(cg), offsets_(register_offsets(layout, shared)), memory_type_(memory_type), base_(base) {
   llvm::IRBuilderBase& b = cg.builder;
-  const std::vector<std::int32_t> warp_bases = offset_bases(offsets_, "warp"),
-                                  lane_bases = offset_bases(offsets_, "lane");
-  warp_part_ = xor_of_set_bits(b, b.getInt32(0), warp_bases, cg.warp);
-  thread_part_ = xor_of_set_bits(b, warp_part_, lane_bases, cg.lane);
-  warp_bits_ = bits_of(warp_bases);
-  thread_bits_ = warp_bits_ | bits_of(lane_bases);
+  warp_part_ = xor_of_set_bits(b, b.getInt32(0), offsets_.warps, cg.warp);
+  thread_part_ = xor_of_set_bits(b, warp_part_, offsets_.lanes, cg.lane);
+  warp_bits_ = bits_of(offsets_.warps);
+  thread_bits_ = warp_bits_ | bits_of(offsets_.lanes);
   const auto element_bytes = static_cast<int>(cg.module.getDataLayout().getTypeAllocSize(memory_type));
   width_ = shared_vector_elements(offsets_, element_bytes);
 }
@@ -78,7 +64,7 @@ llvm::Value* SharedTile::address(llvm::Value* thread_part, std::int32_t thread_b
 }
 
 llvm::Value* SharedTile::address_of_register(int reg) {
-  return address(thread_part_, thread_bits_, register_offset(offsets_, reg));
+  return address(thread_part_, thread_bits_, offsets_.at(reg, 0, 0));
 }
 
 void SharedTile::store(const std::vector<llvm::Value*>& values) {
@@ -89,7 +75,7 @@ void SharedTile::store(const std::vector<llvm::Value*>& values) {
   const llvm::Align alignment(cg_.module.getDataLayout().getTypeAllocSize(memory_type_) * width_);
   std::set<std::int32_t> stored;
   for (int first = 0; first < static_cast<int>(values.size()); first += width_) {
-    if (!stored.insert(register_offset(offsets_, first)).second) continue;
+    if (!stored.insert(offsets_.at(first, 0, 0)).second) continue;
     llvm::Value* address = address_of_register(first);
     if (width_ == 1) {
       b.CreateStore(in_memory(values[static_cast<std::size_t>(first)]), address);
@@ -109,7 +95,7 @@ std::vector<llvm::Value*> SharedTile::load(llvm::Type* register_type) {
   };
   const llvm::Align alignment(cg_.module.getDataLayout().getTypeAllocSize(memory_type_) * width_);
   std::vector<llvm::Value*> values;
-  for (int first = 0; first < offsets_.in_dim_size("register"); first += width_) {
+  for (int first = 0; first < offsets_.register_count(); first += width_) {
     llvm::Value* address = address_of_register(first);
     if (width_ == 1) {
       values.push_back(in_register(b.CreateLoad(memory_type_, address)));
@@ -129,7 +115,7 @@ std::vector<llvm::Value*> SharedTile::load_with_ldmatrix(const LdmatrixPlan& pla
     row_part_ = xor_of_set_bits(b, warp_part_, plan.lane_offsets, cg_.lane);
     row_bits_ = warp_bits_ | bits_of(plan.lane_offsets);
   }
-  llvm::Value* row = address(row_part_, row_bits_, register_offset(offsets_, first));
+  llvm::Value* row = address(row_part_, row_bits_, offsets_.at(first, 0, 0));
   llvm::Value* loaded = b.CreateIntrinsic(ldmatrix_intrinsic(plan), {row->getType()}, {row});
   const auto per_word = static_cast<unsigned>(plan.elements_per_register);
   llvm::Type* word_type = per_word == 1 ? register_type : llvm::FixedVectorType::get(register_type, per_word);

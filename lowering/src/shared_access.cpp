@@ -20,36 +20,6 @@ constexpr int kWidestAccessBytes = 16;
 constexpr int kLaneBits = 5;
 constexpr int kMatrixRows = 8;  // of an ldmatrix matrix
 
-/// The offsets each bit of register, lane and warp XORs in, read from a
-/// register_offsets layout.
-struct OffsetBases {
-  std::vector<std::int32_t> registers, lanes, warps;
-
-  explicit OffsetBases(const LinearLayout& offsets) {
-    auto bases = [&](const char* in) {
-      std::vector<std::int32_t> out;
-      if (offsets.has_in_dim(in))
-        for (int bit = 0; bit < offsets.in_dim_size_log2(in); ++bit) out.push_back(offsets.basis(in, bit)[0]);
-      return out;
-    };
-    registers = bases("register");
-    lanes = bases("lane");
-    warps = bases("warp");
-  }
-  static std::int32_t apply(const std::vector<std::int32_t>& bases, std::int32_t index) {
-    std::int32_t offset = 0;
-    for (std::size_t bit = 0; bit < bases.size(); ++bit)
-      if ((index >> bit) & 1) offset ^= bases[bit];
-    return offset;
-  }
-  std::int32_t at(std::int32_t reg, std::int32_t lane, std::int32_t warp) const {
-    return apply(registers, reg) ^ apply(lanes, lane) ^ apply(warps, warp);
-  }
-  int register_count() const { return 1 << registers.size(); }
-  int lane_count() const { return 1 << lanes.size(); }
-  int warp_count() const { return 1 << warps.size(); }
-};
-
 /// Whether every basis in `bases` other than those `skipped` (bit numbers) is a multiple of `step`.
 bool all_multiples(const std::vector<std::int32_t>& bases, std::int32_t step, std::set<int> skipped = {}) {
   for (std::size_t bit = 0; bit < bases.size(); ++bit)
@@ -59,6 +29,25 @@ bool all_multiples(const std::vector<std::int32_t>& bases, std::int32_t step, st
 
 }  // namespace
 
+OffsetBases::OffsetBases(const LinearLayout& offsets) {
+  auto bases = [&](const char* in) {
+    std::vector<std::int32_t> out;
+    if (offsets.has_in_dim(in))
+      for (int bit = 0; bit < offsets.in_dim_size_log2(in); ++bit) out.push_back(offsets.basis(in, bit)[0]);
+    return out;
+  };
+  registers = bases("register");
+  lanes = bases("lane");
+  warps = bases("warp");
+}
+
+std::int32_t OffsetBases::apply(const std::vector<std::int32_t>& bases, std::int32_t index) {
+  std::int32_t offset = 0;
+  for (std::size_t bit = 0; bit < bases.size(); ++bit)
+    if ((index >> bit) & 1) offset ^= bases[bit];
+  return offset;
+}
+
 LinearLayout register_offsets(const LinearLayout& registers, const LinearLayout& shared) {
   if (registers.out_dims() != shared.out_dims())
     throw std::invalid_argument("register_offsets: the register layout covers\n" + to_string(registers) +
@@ -66,8 +55,7 @@ LinearLayout register_offsets(const LinearLayout& registers, const LinearLayout&
   return registers.compose(shared.invert());
 }
 
-int shared_vector_elements(const LinearLayout& offsets, int element_bytes) {
-  const OffsetBases bases(offsets);
+int shared_vector_elements(const OffsetBases& bases, int element_bytes) {
   auto groups_aligned = [&](int width_log2) {
     const std::int32_t width = std::int32_t{1} << width_log2;
     for (std::size_t bit = static_cast<std::size_t>(width_log2); bit < bases.registers.size(); ++bit)
@@ -107,9 +95,8 @@ SharedAccessCost warp_access_cost(std::span<const std::uint32_t> byte_addresses,
 }
 
 SharedAccessCost tile_access_cost(const LinearLayout& registers, const LinearLayout& shared, int element_bytes) {
-  const LinearLayout offsets = register_offsets(registers, shared);
-  const OffsetBases bases(offsets);
-  const int width = shared_vector_elements(offsets, element_bytes);
+  const OffsetBases bases(register_offsets(registers, shared));
+  const int width = shared_vector_elements(bases, element_bytes);
   SharedAccessCost cost;
   std::set<std::int32_t> seen;
   for (int first = 0; first < bases.register_count(); first += width) {
@@ -187,7 +174,8 @@ SharedAccessCost fragment_read_cost(const LinearLayout& fragment, const LinearLa
 }
 
 bool stored_in_16_byte_vectors(const LinearLayout& writer, const LinearLayout& shared, int element_bytes) {
-  return shared_vector_elements(register_offsets(writer, shared), element_bytes) * element_bytes == kWidestAccessBytes;
+  return shared_vector_elements(OffsetBases(register_offsets(writer, shared)), element_bytes) * element_bytes ==
+         kWidestAccessBytes;
 }
 
 LinearLayout choose_shared_layout(const LinearLayout& writer, const LinearLayout& reader, int element_bytes) {

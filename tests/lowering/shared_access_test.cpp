@@ -251,7 +251,7 @@ TEST(BankConflicts, ChosenOperandLayoutsAreConflictFreeAndRowMajorIsNot) {
     const SharedAccessCost read = fragment_read_cost(fragment, shared, 2);
     EXPECT_EQ(store.conflicts(), 0) << name_of(c) << ": " << store.wavefronts << " wavefronts for " << store.ideal;
     EXPECT_EQ(read.conflicts(), 0) << name_of(c) << ": " << read.wavefronts << " wavefronts for " << read.ideal;
-    EXPECT_EQ(shared_vector_elements(register_offsets(writer, shared), 2), 8) << name_of(c);
+    EXPECT_EQ(shared_vector_elements(OffsetBases(register_offsets(writer, shared)), 2), 8) << name_of(c);
 
     const LinearLayout row_major = swizzled_shared_layout(rows, columns, c.contiguous_dim, 2, {});
     EXPECT_GT(fragment_read_cost(fragment, row_major, 2).conflicts(), 0)

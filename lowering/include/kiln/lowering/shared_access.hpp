@@ -20,11 +20,28 @@ namespace kiln::lowering {
 /// std::invalid_argument when the output dimensions differ.
 LinearLayout register_offsets(const LinearLayout& registers, const LinearLayout& shared);
 
+/// The offsets (elements) each bit of register, lane and warp XORs in, read
+/// from a register_offsets layout: the offset of register r of lane l in
+/// warp w is at(r, l, w).
+struct OffsetBases {
+  std::vector<std::int32_t> registers, lanes, warps;
+
+  explicit OffsetBases(const LinearLayout& offsets);
+  /// The XOR of bases[b] for each set bit b of `index`.
+  static std::int32_t apply(const std::vector<std::int32_t>& bases, std::int32_t index);
+  std::int32_t at(std::int32_t reg, std::int32_t lane, std::int32_t warp) const {
+    return apply(registers, reg) ^ apply(lanes, lane) ^ apply(warps, warp);
+  }
+  int register_count() const { return 1 << registers.size(); }
+  int lane_count() const { return 1 << lanes.size(); }
+  int warp_count() const { return 1 << warps.size(); }
+};
+
 /// How many elements one thread accesses at once (at most 16 bytes): the
 /// run of low register bits that step to offsets 1, 2, 4, … while every
-/// other register, lane and warp basis of `offsets` (register_offsets) stays
-/// a multiple of the run, so each group is one aligned vector.
-int shared_vector_elements(const LinearLayout& offsets, int element_bytes);
+/// other register, lane and warp basis stays a multiple of the run, so each
+/// group is one aligned vector.
+int shared_vector_elements(const OffsetBases& offsets, int element_bytes);
 
 /// How one warp instruction's shared-memory accesses are served: `wavefronts`
 /// passes through the 32 banks, `ideal` the fewest its bytes could take.
