@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <vector>
@@ -119,7 +120,24 @@ void check(const Layer& l, const std::vector<float>& x, const std::vector<float>
 
 constexpr int BLOCK = 128, ELEMENTWISE_BLOCK = 1024;
 
-// [book:traffic]
+// [book:footprints]
+/// One line per buffer a launch touched: the distinct bytes it read and
+/// wrote (its compulsory traffic), in the order of the kernel's parameters.
+double print_footprints(const char* launch, const kl::runtime::LaunchStats& stats,
+                        std::initializer_list<const char*> parameters) {
+  double compulsory = 0;
+  const char* const* name = parameters.begin();
+  for (const kl::runtime::BufferFootprint& f : stats.footprints) {
+    if (f.bytes_read + f.bytes_written > 0)
+      std::printf("    %-9s %-6s read %7llu B, wrote %7llu B\n", launch, *name,
+                  static_cast<unsigned long long>(f.bytes_read), static_cast<unsigned long long>(f.bytes_written));
+    compulsory += static_cast<double>(f.bytes_read + f.bytes_written);
+    ++name;
+  }
+  return compulsory;
+}
+// [/book:footprints]
+
 void compare(const Layer& l) {
   const std::vector<float> x = uniform(l.input_size(), 1),
                            w = uniform(l.weight_size(), std::sqrt(3.0f / (l.c * l.r * l.s)));
@@ -130,6 +148,9 @@ void compare(const Layer& l) {
   const kl::Grid grid(kl::cdiv(l.n * l.p() * l.q(), BLOCK), l.k),
       planes(l.n * l.k, kl::cdiv(l.p() * l.q(), ELEMENTWISE_BLOCK)),
       elementwise(kl::cdiv(l.output_size(), ELEMENTWISE_BLOCK));
+  // [book:counting]
+  const kl::runtime::FootprintCounting counting;  // the launches below also count each buffer's distinct bytes
+  // [/book:counting]
 
   const kl::runtime::LaunchStats fused = kl::compile<conv<BLOCK, true>>().launch(
       grid, x_buffer, w_buffer, scale_buffer, shift_buffer, y, l.n, l.c, l.h, l.w, l.k, l.r, l.s, l.pad);
@@ -143,20 +164,20 @@ void compare(const Layer& l) {
       kl::compile<silu<ELEMENTWISE_BLOCK>>().launch(elementwise, bn_out, y, l.output_size())};
   check(l, x, w, scale, shift, y.to_host());
 
-  const double in = 4.0 * (l.input_size() + l.weight_size() + 2 * l.k), out = 4.0 * l.output_size();
-  std::printf("n=%d c=%d h=%d w=%d k=%d r=%d s=%d pad=%d: input and weights %.0f B, output %.0f B\n", l.n, l.c, l.h,
-              l.w, l.k, l.r, l.s, l.pad, in, out);
-  std::printf("  fused:     read %8llu B, wrote %7llu B; compulsory %8.0f B\n",
-              static_cast<unsigned long long>(fused.bytes_read), static_cast<unsigned long long>(fused.bytes_written),
-              in + out);
-  const char* names[3] = {"conv", "batchnorm", "silu"};
-  for (int i = 0; i < 3; ++i)
-    std::printf("  %-10s read %8llu B, wrote %7llu B\n", names[i],
-                static_cast<unsigned long long>(unfused[i].bytes_read),
-                static_cast<unsigned long long>(unfused[i].bytes_written));
-  std::printf("  unfused compulsory %8.0f B: %.2fx the fused\n", in + 5 * out, (in + 5 * out) / (in + out));
+  std::printf("n=%d c=%d h=%d w=%d k=%d r=%d s=%d pad=%d\n", l.n, l.c, l.h, l.w, l.k, l.r, l.s, l.pad);
+  std::printf("  fused: read %llu B, wrote %llu B; distinct bytes of each buffer:\n",
+              static_cast<unsigned long long>(fused.bytes_read), static_cast<unsigned long long>(fused.bytes_written));
+  const double fused_compulsory = print_footprints("conv", fused, {"x", "w", "scale", "shift", "y"});
+  std::printf(
+      "  unfused: read %llu B, wrote %llu B; distinct bytes of each buffer:\n",
+      static_cast<unsigned long long>(unfused[0].bytes_read + unfused[1].bytes_read + unfused[2].bytes_read),
+      static_cast<unsigned long long>(unfused[0].bytes_written + unfused[1].bytes_written + unfused[2].bytes_written));
+  const double unfused_compulsory = print_footprints("conv", unfused[0], {"x", "w", "scale", "shift", "y"}) +
+                                    print_footprints("batchnorm", unfused[1], {"x", "scale", "shift", "y"}) +
+                                    print_footprints("silu", unfused[2], {"x", "y"});
+  std::printf("  compulsory: fused %.0f B, unfused %.0f B: %.2fx the fused\n", fused_compulsory, unfused_compulsory,
+              unfused_compulsory / fused_compulsory);
 }
-// [/book:traffic]
 
 void show_plan(kl::kernels::Conv2dShape shape) {
   const kl::kernels::Conv2dPlan plan = kl::kernels::plan_conv2d(shape, 132);  // an H100 SXM's 132 multiprocessors

@@ -66,6 +66,12 @@ nlohmann::json report_json(const kernels::KernelInfo& kernel, const kernels::Run
   j["plan"] = report.plan;
   j["bytes_read"] = report.stats.bytes_read;
   j["bytes_written"] = report.stats.bytes_written;
+  j["footprints"] = nlohmann::json::array();
+  for (const runtime::BufferFootprint& f : report.stats.footprints)
+    j["footprints"].push_back({{"kernel", f.kernel},
+                               {"argument", f.argument},
+                               {"bytes_read", f.bytes_read},
+                               {"bytes_written", f.bytes_written}});
   j["check_error"] = report.error ? nlohmann::json(*report.error) : nlohmann::json(nullptr);
   j["tolerance"] = report.tolerance;
   j["passed"] = report.passed();
@@ -73,6 +79,39 @@ nlohmann::json report_json(const kernels::KernelInfo& kernel, const kernels::Run
   j["throughput_gb_s"] =
       report.seconds ? nlohmann::json(report.bytes / *report.seconds / 1e9) : nlohmann::json(nullptr);
   return j;
+}
+
+/// "192 B", "55.3 kB", "0.301 MB".
+std::string human_size(std::uint64_t bytes) {
+  if (bytes < 1000) return fmt::format("{} B", bytes);
+  if (bytes < 1000000) return fmt::format("{:.1f} kB", static_cast<double>(bytes) / 1e3);
+  return human_megabytes(bytes);
+}
+
+/// The bytes the launches moved, then the distinct bytes of each buffer
+/// each launch read and wrote: the compulsory traffic they add up to.
+void print_stats(const runtime::LaunchStats& stats) {
+  const std::uint64_t moved = stats.bytes_read + stats.bytes_written;
+  fmt::print("  stats: {} read, {} written, {} in all\n", human_megabytes(stats.bytes_read),
+             human_megabytes(stats.bytes_written), human_megabytes(moved));
+  if (stats.footprints.empty()) return;
+  fmt::print("  distinct bytes of each buffer, launch by launch:\n");
+  std::size_t width = 0;
+  for (const runtime::BufferFootprint& f : stats.footprints) width = std::max(width, f.kernel.size());
+  std::uint64_t read = 0, written = 0;
+  for (const runtime::BufferFootprint& f : stats.footprints) {
+    if (f.bytes_read + f.bytes_written == 0) continue;
+    read += f.bytes_read;
+    written += f.bytes_written;
+    std::string what;
+    if (f.bytes_read) what = human_size(f.bytes_read) + " read";
+    if (f.bytes_written) what += (what.empty() ? "" : ", ") + human_size(f.bytes_written) + " written";
+    fmt::print("    {:<{}}  {:<12} {}\n", f.kernel, width, f.argument, what);
+  }
+  const std::uint64_t compulsory = read + written;
+  fmt::print("  compulsory: {} read, {} written, {} in all; the launches moved {:.2f}x that\n", human_megabytes(read),
+             human_megabytes(written), human_megabytes(compulsory),
+             compulsory ? static_cast<double>(moved) / static_cast<double>(compulsory) : 0.0);
 }
 
 std::string choices_string(const kernels::RunOptions& options) {
@@ -89,6 +128,7 @@ int run_kernel(const RunArgs& args) {
   options.seed = args.seed;
   options.check = args.check;
   options.bench = args.bench;
+  const runtime::FootprintCounting counting(args.stats);
   kernels::RunReport report = kernel.run(options);
 
   if (args.json) {
@@ -106,9 +146,7 @@ int run_kernel(const RunArgs& args) {
     if (args.stats && device.kind() == Device::Kind::cuda)
       fmt::print("  stats: not counted on {} (a GPU does not count the bytes its loads and stores move)\n",
                  device.name());
-    else if (args.stats)
-      fmt::print("  stats: {} read, {} written, {} in all\n", human_megabytes(report.stats.bytes_read),
-                 human_megabytes(report.stats.bytes_written), human_megabytes(traffic(report)));
+    else if (args.stats) print_stats(report.stats);
     if (!report.error && !report.seconds && !args.stats)
       fmt::print(
           "  ran; add --check to compare with the reference, --bench to time it, --stats for its memory traffic\n");

@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "seed of the random inputs");
   run_cmd->add_flag("--check", run.check, "compare with the C++ reference; exit 1 above the tolerance");
   run_cmd->add_flag("--bench", run.bench, "time the launch and print throughput");
-  run_cmd->add_flag("--stats", run.stats, "print the global-memory bytes the launches read and wrote");
+  run_cmd->add_flag("--stats", run.stats,
+                    "print the global-memory bytes the launches moved and the distinct bytes of each buffer they read "
+                    "and wrote");
   run_cmd->add_flag("--json", run.json, "print one JSON object");
   run_cmd->allow_extras();
 

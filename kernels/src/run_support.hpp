@@ -1,6 +1,6 @@
 // Shared pieces of running a sample kernel: random inputs, timing launches
 // (with CUDA events and L2 flushed between them on a GPU), the device's
-// parallelism, traffic sums.
+// parallelism.
 #pragma once
 
 #include <algorithm>
@@ -48,9 +48,11 @@ double seconds_of(F& launch) {
 /// one warm-up call that also compiles and loads the kernels. Before each
 /// timed call the device's caches are flushed (runtime::flush_caches), so a
 /// GPU's L2 holds nothing of the previous call, as in Triton's do_bench.
+/// Timed calls never count footprints (runtime::FootprintCounting).
 template <class F>
 double median_seconds(const Device& device, F&& launch) {
   using clock = std::chrono::steady_clock;
+  const runtime::FootprintCounting uncounted(false);
   launch();
   std::vector<double> times;
   auto start = clock::now();
@@ -67,8 +69,5 @@ double median_seconds(const Device& device, F&& launch) {
 /// `emu`, the SM count for `cuda`; the figure tile-size choices divide the
 /// work by.
 int compute_units(const Device& device);
-
-/// The sum of the traffic of several launches (an unfused sequence).
-runtime::LaunchStats& operator+=(runtime::LaunchStats& total, const runtime::LaunchStats& launch);
 
 }  // namespace kiln::kernels

@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "../src/footprint_counter.hpp"
 #include "cta_scheduler.hpp"
 #include "floating_point_mode.hpp"
 #include "jit.hpp"
@@ -40,7 +42,13 @@ class EmulatedKernel final : public CompiledKernel {
                                   std::to_string(args.size()));
     std::vector<std::uint64_t> words;
     for (const KernelArgument& argument : args) words.push_back(argument.bits);
-    const LaunchContext context{&description_, grid, args};
+    std::optional<FootprintCounter> footprints;
+    if (FootprintCounting::on()) {
+      std::vector<bool> pointers;
+      for (const ir::Type& type : description_.argument_types) pointers.push_back(type.is_pointer);
+      footprints.emplace(args, pointers);
+    }
+    const LaunchContext context{&description_, grid, args, footprints ? &*footprints : nullptr};
     const std::int64_t total = static_cast<std::int64_t>(grid[0]) * grid[1] * grid[2];
     int threads =
         device.threads() > 0 ? device.threads() : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -69,8 +77,7 @@ class EmulatedKernel final : public CompiledKernel {
           }
         }
         std::lock_guard lock(mutex);
-        stats.bytes_read += scheduler.stats().bytes_read;
-        stats.bytes_written += scheduler.stats().bytes_written;
+        stats += scheduler.stats();
       } catch (...) {
         stop.store(true, std::memory_order_relaxed);
         std::lock_guard lock(mutex);
@@ -86,6 +93,7 @@ class EmulatedKernel final : public CompiledKernel {
     }
     if (first_error) std::rethrow_exception(first_error);
     if (!first_fault.empty()) throw KernelError(first_fault);
+    if (footprints) stats.footprints = footprints->footprints(description_.name, args, description_.argument_names);
     return stats;
   }
 

@@ -1,9 +1,10 @@
 // The bounds check before every global-memory access of an emulated kernel:
 // the same rule and message as the cpu device (runtime/interp/bounds.cpp),
-// and the byte counts of LaunchStats.
+// and the byte counts and footprints of LaunchStats.
 #include <cstdio>
 #include <limits>
 
+#include "../src/footprint_counter.hpp"
 #include "cta_scheduler.hpp"
 #include "hooks.hpp"
 
@@ -64,6 +65,10 @@ void check_global_access(std::uint64_t address, std::uint64_t bytes, std::uint32
       LaunchStats& stats = scheduler.stats();
       if (site.kind != AccessSite::Kind::store) stats.bytes_read += bytes;
       if (site.kind != AccessSite::Kind::load) stats.bytes_written += bytes;
+      if (launch.footprints) {
+        if (site.kind != AccessSite::Kind::store) launch.footprints->read(static_cast<int>(a), address, bytes);
+        if (site.kind != AccessSite::Kind::load) launch.footprints->written(static_cast<int>(a), address, bytes);
+      }
       return;
     }
     if (const std::uint64_t d = distance(range, address, bytes); d < best) {

@@ -12,6 +12,10 @@
 #include "kiln/ir/ir.hpp"
 #include "kiln/runtime/interpreter.hpp"
 
+namespace kiln::runtime {
+class FootprintCounter;
+}
+
 namespace kiln::runtime::emu {
 
 /// One global-memory access the retargeting guards with a bounds check.
@@ -48,6 +52,7 @@ struct LaunchContext {
   const KernelDescription* kernel = nullptr;
   Grid grid{1, 1, 1};
   std::span<const KernelArgument> arguments;
+  FootprintCounter* footprints = nullptr;  // when the launch counts them (FootprintCounting)
 };
 
 /// One thread's run of the kernel: the JIT-compiled entry taking the launch

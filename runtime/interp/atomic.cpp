@@ -8,6 +8,7 @@
 #include "arith.hpp"
 #include "bounds.hpp"
 #include "fault.hpp"
+#include "footprint.hpp"
 #include "kiln/ir/attribute_enums.hpp"
 #include "program.hpp"
 
@@ -84,8 +85,10 @@ KILN_ROUTINE void run_rmw(const Instr& ins, Exec& ex) {
   S* old = ex.at<S>(ins.out[0]);
   const std::uint8_t* mask = ins.param[0] ? ex.at<std::uint8_t>(ins.in[2]) : nullptr;
   const std::int64_t mask_step = ins.param[1] ? 0 : 1;
-  const std::int64_t active = check_access(ins, ex, p, mask, mask_step, n).active;
+  const Access access = check_access(ins, ex, p, mask, mask_step, n);
+  const std::int64_t active = access.active;
   check_alignment(ins, ex, p, mask, mask_step, n, sizeof(S));
+  if (ex.footprints) count_footprint(ins, ex, p, mask, mask_step, n, access, Touch::read_write);
   const auto order = static_cast<std::memory_order>(ins.param[2]);
   for (std::int64_t i = 0; i < n; ++i)
     old[i] = !mask || mask[i * mask_step] ? atomic_update<E, K>(p[i], value[i], order) : S{};
@@ -103,8 +106,9 @@ KILN_ROUTINE void run_cas(const Instr& ins, Exec& ex) {
   const S* compare = ex.at<S>(ins.in[1]);
   const S* value = ex.at<S>(ins.in[2]);
   S* old = ex.at<S>(ins.out[0]);
-  check_access(ins, ex, p, nullptr, 0, n);
+  const Access access = check_access(ins, ex, p, nullptr, 0, n);
   check_alignment(ins, ex, p, nullptr, 0, n, sizeof(S));
+  if (ex.footprints) count_footprint(ins, ex, p, nullptr, 0, n, access, Touch::read_write);
   const auto order = static_cast<std::memory_order>(ins.param[2]);
   for (std::int64_t i = 0; i < n; ++i) {
     std::atomic_ref<B> ref(*reinterpret_cast<B*>(p[i]));

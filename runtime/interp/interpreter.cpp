@@ -9,9 +9,11 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "../src/footprint_counter.hpp"
 #include "program.hpp"
 
 namespace kiln::runtime {
@@ -99,7 +101,17 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
       throw std::invalid_argument("kernel " + program.name + ": grid size " + std::to_string(grid[axis]) +
                                   " along axis " + std::to_string(axis) + " is negative");
   const std::int64_t total = static_cast<std::int64_t>(grid[0]) * grid[1] * grid[2];
-  if (total == 0) return {};
+  std::optional<FootprintCounter> footprints;
+  if (FootprintCounting::on()) {
+    std::vector<bool> pointers;
+    for (const ir::Type& type : program.arg_types) pointers.push_back(type.is_pointer);
+    footprints.emplace(args, pointers);
+  }
+  LaunchStats stats;
+  if (total == 0) {
+    if (footprints) stats.footprints = footprints->footprints(program.name, args, program.arg_names);
+    return stats;
+  }
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = static_cast<int>(std::min<std::int64_t>(threads, total));
 
@@ -110,7 +122,6 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
   std::atomic<bool> stop{false};
   std::mutex mutex;
   std::exception_ptr first_fault;
-  LaunchStats stats;
 
   auto work = [&] {
     LaunchStats local;
@@ -121,6 +132,7 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
       ex.program = &program;
       ex.grid = grid;
       ex.args = args;
+      ex.footprints = footprints ? &*footprints : nullptr;
       prepare(ex);
       while (!stop.load(std::memory_order_relaxed)) {
         const std::int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
@@ -141,8 +153,7 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
       if (!first_fault) first_fault = std::current_exception();
     }
     std::lock_guard lock(mutex);
-    stats.bytes_read += local.bytes_read;
-    stats.bytes_written += local.bytes_written;
+    stats += local;
   };
 
   if (threads == 1) {
@@ -153,6 +164,7 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
     for (int t = 0; t < threads; ++t) pool.emplace_back(work);
   }
   if (first_fault) std::rethrow_exception(first_fault);
+  if (footprints) stats.footprints = footprints->footprints(program.name, args, program.arg_names);
   return stats;
 }
 

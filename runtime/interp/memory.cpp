@@ -1,6 +1,7 @@
 // addptr, load and store: address arithmetic and bounds-checked global
-// memory access, hazard-checked where a buffer is both loaded and stored;
-// masked-off lanes are never touched.
+// memory access, hazard-checked where a buffer is both loaded and stored and
+// counted in the launch's footprints when it counts them; masked-off lanes
+// are never touched.
 
 #include <bit>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include "bounds.hpp"
 #include "element.hpp"
 #include "fault.hpp"
+#include "footprint.hpp"
 #include "program.hpp"
 
 namespace kiln::runtime::interp {
@@ -72,6 +74,7 @@ KILN_ROUTINE void run_load(const Instr& ins, Exec& ex) {
   }
   const Access access = check_access(ins, ex, p, mask, 1, n);
   if (ins.check_hazards) ex.hazards.loaded(ins, ex, p, mask, n);
+  if (ex.footprints) count_footprint(ins, ex, p, mask, 1, n, access, Touch::read);
   if (!mask) {
     if (access.contiguous) std::memcpy(out, reinterpret_cast<const void*>(p[0]), n * sizeof(U));
     else
@@ -116,6 +119,7 @@ KILN_ROUTINE void run_store(const Instr& ins, Exec& ex) {
   }
   const Access access = check_access(ins, ex, p, mask, 1, n);
   if (ins.check_hazards) ex.hazards.stored(ins, ex, p, mask, n);
+  if (ex.footprints) count_footprint(ins, ex, p, mask, 1, n, access, Touch::write);
   if (access.contiguous && access.active == n) {
     std::memcpy(reinterpret_cast<void*>(p[0]), value, n * sizeof(U));
   } else if (access.contiguous) {

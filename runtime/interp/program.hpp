@@ -14,6 +14,10 @@
 #include "kiln/ir/provenance.hpp"
 #include "kiln/runtime/interpreter.hpp"
 
+namespace kiln::runtime {
+class FootprintCounter;
+}
+
 namespace kiln::runtime::interp {
 
 /// Where a value lives in a frame: a byte offset, the tile's total bytes and
@@ -92,7 +96,8 @@ struct Exec {
   Grid grid{};
   std::span<const KernelArgument> args;
   LaunchStats stats;
-  HazardLog hazards;  // the current program's accesses since its last barrier
+  HazardLog hazards;                       // the current program's accesses since its last barrier
+  FootprintCounter* footprints = nullptr;  // the launch's, when it counts them (FootprintCounting)
 
   template <class T>
   T* at(const SlotRef& s) const {

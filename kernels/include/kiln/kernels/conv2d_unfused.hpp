@@ -52,8 +52,8 @@ runtime::LaunchStats launch_conv2d_unfused(const Conv2dPlan& plan, const Conv2dS
   const kl::Grid silu_grid(static_cast<int>((shape.output_size() + B - 1) / B));
   runtime::LaunchStats act =
       kl::compile<silu_elementwise<kl::Scalar<T>, B>>().launch(silu_grid, bn_out, y, shape.output_size());
-  total.bytes_read += bn.bytes_read + act.bytes_read;
-  total.bytes_written += bn.bytes_written + act.bytes_written;
+  total += bn;
+  total += act;
   return total;
 }
 

@@ -190,8 +190,7 @@ runtime::LaunchStats layer_norm_backward_launch(const Buffer<C>& dy, const Buffe
   const auto reduce_grid = static_cast<int>((n + layer_norm_reduce_block_cols - 1) / layer_norm_reduce_block_cols);
   const runtime::LaunchStats reduce =
       layer_norm_backward_reduce_kernel().launch(kl::Grid(reduce_grid), partial_dw, partial_db, dw, db, groups, n);
-  stats.bytes_read += reduce.bytes_read;
-  stats.bytes_written += reduce.bytes_written;
+  stats += reduce;
   return stats;
 }
 

@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kiln/ir/ir.hpp"
 
@@ -30,10 +31,54 @@ struct KernelArgument {
 
 using Grid = std::array<int, 3>;
 
+/// The distinct bytes of one pointer argument that a launch read and wrote:
+/// its compulsory traffic, however many times each byte was accessed.
+struct BufferFootprint {
+  std::string kernel;    // the launched kernel
+  std::string argument;  // the pointer argument's name
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+};
+
 /// Global-memory traffic of one launch, summed over programs.
 struct LaunchStats {
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;
+  /// One per pointer argument, in parameter order, when the launch was made
+  /// under FootprintCounting on `cpu` or `emu`; empty otherwise.
+  std::vector<BufferFootprint> footprints;
+};
+
+/// The traffic of a sequence of launches: bytes summed, footprints listed
+/// launch after launch.
+inline LaunchStats& operator+=(LaunchStats& total, const LaunchStats& launch) {
+  total.bytes_read += launch.bytes_read;
+  total.bytes_written += launch.bytes_written;
+  total.footprints.insert(total.footprints.end(), launch.footprints.begin(), launch.footprints.end());
+  return total;
+}
+
+/// While one with `on` lives on a thread, the `cpu` and `emu` launches made
+/// from that thread also count LaunchStats::footprints. Counting keeps a bit
+/// per byte of every pointer argument and sets bits at every access, so it
+/// is off unless asked for; a scope with `on` false turns it off inside
+/// (timed launches do).
+class FootprintCounting {
+ public:
+  explicit FootprintCounting(bool on = true) : outer_(current()) { current() = on; }
+  ~FootprintCounting() { current() = outer_; }
+  FootprintCounting(const FootprintCounting&) = delete;
+  FootprintCounting& operator=(const FootprintCounting&) = delete;
+
+  /// Whether launches from this thread count footprints now.
+  static bool on() { return current(); }
+
+ private:
+  static bool& current() {
+    static thread_local bool counting = false;
+    return counting;
+  }
+  bool outer_;
 };
 
 /// A fault while running a kernel: out-of-bounds access, integer division by
