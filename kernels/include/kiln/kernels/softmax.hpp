@@ -1,7 +1,8 @@
 // softmax over the rows of a matrix of any width: one program per row, an
 // online pass computing the row's maximum and the sum of exponentials block
 // by block, then a pass writing exp(x - max) / sum. Numerically stable; the
-// tail of each row is masked.
+// tail of each row is masked. Blocks of -inf before the row's first finite
+// element add nothing (a row of only -inf gives NaN, as its softmax is 0/0).
 #pragma once
 
 #include <cmath>
@@ -27,7 +28,9 @@ void softmax(kl::Ptr<T> in, kl::Ptr<T> out, kl::i32 n_cols, kl::i32 in_stride, k
     auto mask = cols < n_cols;
     auto x = kl::cast<kl::f32>(kl::load(in_row + cols, mask, {.other = -std::numeric_limits<double>::infinity()}));
     auto new_max = kl::maximum(row_max, kl::max(x, kl::axis<0>));
-    row_sum = row_sum * kl::exp(row_max - new_max) + kl::sum(kl::exp(x - new_max), kl::axis<0>);
+    // While every element so far is -inf, subtract 0 instead: -inf - -inf is NaN.
+    auto shift = kl::where(new_max == -std::numeric_limits<double>::infinity(), 0.0f, new_max);
+    row_sum = row_sum * kl::exp(row_max - shift) + kl::sum(kl::exp(x - shift), kl::axis<0>);
     row_max = new_max;
   }
   for (auto start : kl::range(0, n_cols, BLOCK)) {
