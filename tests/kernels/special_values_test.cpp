@@ -1,8 +1,9 @@
 // NaN, ±inf, huge and tiny inputs through the sample kernels (softmax, layer
-// norm, RMS norm, dropout): every output element is NaN, +inf, -inf or finite
+// norm, RMS norm, dropout, matmul with its epilogue): every output element is NaN, +inf, -inf or finite
 // exactly where the double-precision reference's is, so no kernel turns a
 // defined result into NaN (or hides one), and where the reference is defined
 // the values agree within the kernels' usual bounds.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "correctness/reference_support.hpp"
 #include "kiln/kernels/dropout.hpp"
 #include "kiln/kernels/layer_norm.hpp"
+#include "kiln/kernels/matmul.hpp"
 #include "kiln/kernels/rms_norm.hpp"
 #include "kiln/kernels/softmax.hpp"
 
@@ -177,5 +179,56 @@ void check_dropout(float p, const std::string& what) {
 TEST(SpecialValues, DropoutWithPZeroKeepsEveryValue) { check_dropout(0.0f, "dropout, p = 0"); }
 
 TEST(SpecialValues, DropoutWithPNearOneScalesTheFewKept) { check_dropout(0.999f, "dropout, p = 0.999"); }
+
+// ---------------------------------------------------------------------------
+// Matmul with inf and NaN operands: +inf in a row of A, -inf in another, NaN
+// in B, and a zero of B where the +inf meets it (inf * 0 is NaN); f16 inputs
+// take the tensor-core path on the GPU devices.
+
+template <class C, kl::kernels::Epilogue EPILOGUE>
+void check_matmul_with_inf(const std::string& what) {
+  constexpr int kBlock = 16, m = 40, n = 24, k = 48;
+  std::vector<C> a = random_values<C>(m * k, 21), b = random_values<C>(k * n, 22);
+  const std::vector<C> bias = random_values<C>(n, 23);
+  a[3 * k + 5] = C(kInf);
+  a[17 * k + 30] = C(-kInf);
+  b[11 * n + 2] = C(kNaN);
+  b[5 * n + 20] = C(0.0f);
+  auto ba = kl::Buffer<C>::from(a), bb = kl::Buffer<C>::from(b), bbias = kl::Buffer<C>::from(bias);
+  kl::Buffer<float> bc(m * n);
+  const std::int64_t seed = 99;
+  const int grid = kl::cdiv(m, kBlock) * kl::cdiv(n, kBlock);
+  kl::compile<kl::kernels::matmul<kl::Scalar<C>, kl::f32, kBlock, kBlock, kBlock, 2, EPILOGUE>>().launch(
+      kl::Grid(grid), ba, bb, bc, bbias, m, n, k, k, 1, n, 1, n, 1, 0.25f, seed, 0);
+  const kl::kernels::MatmulProblem problem{.m = m,
+                                           .n = n,
+                                           .k = k,
+                                           .epilogue = EPILOGUE,
+                                           .p = 0.25f,
+                                           .seed = static_cast<std::uint64_t>(seed),
+                                           .offset = 0,
+                                           .out_dtype = kl::ir::DType::f32};
+  const auto ref = kl::kernels::matmul_reference(a, b, bias, problem);
+  const std::vector<float> got = bc.to_host();
+  const auto count = [&](const char* kind) {
+    return std::count_if(ref.values.begin(), ref.values.end(), [&](double v) { return kind_of(v) == kind; });
+  };
+  ASSERT_GT(count("NaN"), 0) << what << ": the inputs must give NaN";
+  ASSERT_GT(count("+inf") + count("-inf"), 0) << what << ": the inputs must give inf";
+  expect_same_kinds(got, ref.values, 0, std::numeric_limits<double>::infinity(), what + ": kinds");
+  // Where the reference is finite, its own bound applies.
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(ref.values[i])) continue;
+    ASSERT_LE(std::abs(got[i] - ref.values[i]), ref.bounds[i]) << what << ": element " << i;
+  }
+}
+
+TEST(SpecialValues, MatmulWithInfAndNaNOperands) {
+  check_matmul_with_inf<float, kl::kernels::Epilogue{}>("matmul f32");
+  check_matmul_with_inf<kl::half, kl::kernels::Epilogue{}>("matmul f16");
+  constexpr kl::kernels::Epilogue fused{.bias = true, .gelu = kl::kernels::Gelu::erf, .dropout = true};
+  check_matmul_with_inf<float, fused>("matmul f32 + bias + GELU + dropout");
+  check_matmul_with_inf<kl::half, fused>("matmul f16 + bias + GELU + dropout");
+}
 
 }  // namespace
