@@ -1,5 +1,5 @@
 // Chapter 25, "Triton to kiln": the kiln side of every row of the chapter's
-// tables, in four kernels that run on random input and are checked against
+// tables, in five kernels that run on random input and are checked against
 // plain C++. A table cell is copied from the `row_…` region it names, and
 // scripts/book_table.py checks that it still is.
 #include <algorithm>
@@ -127,6 +127,24 @@ void flip_rows(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> running_max, kl::Ptr<kl::f32
              });
   // [/book:row_while]
   kl::store(bucket + row * BLOCK + cols, lo);
+}
+
+// Polar coordinates of points (x, y), NaN where a coordinate is missing:
+// the angle in whole degrees (ties to even), and the distance from the
+// origin raised to `power`; -1 for both where a coordinate is NaN.
+template <int BLOCK>
+void polar(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> y, kl::Ptr<kl::f32> degrees, kl::Ptr<kl::f32> scaled, kl::i32 n,
+           kl::f32 power) {
+  auto i = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
+  auto mask = i < n;
+  auto px = kl::load(x + i, mask), py = kl::load(y + i, mask);
+  // [book:row_polar]
+  auto angle = kl::rint(kl::div_rn(kl::atan2(py, px) * 180.0f, 3.14159265f));
+  auto radius_power = kl::pow(px * px + py * py, power / 2);
+  auto missing = kl::isnan(px) | kl::isnan(py);
+  // [/book:row_polar]
+  kl::store(degrees + i, kl::where(missing, -1.0f, angle), mask);
+  kl::store(scaled + i, kl::where(missing, -1.0f, radius_power), mask);
 }
 
 std::mt19937 random_engine(2024);
@@ -272,6 +290,32 @@ int main() {
       outside += !(std::abs(products[r] - want) <= u * kBlock * want);  // 15 roundings, each relative
     }
     report("flip_rows: 8 rows reversed in place, running maxima, products and buckets", outside);
+  }
+  {  // polar: 300 points in [-2, 2]^2, every tenth missing a coordinate
+    constexpr int kPoints = 300, kBlock = 128;
+    const float power = 1.5f;
+    std::vector<float> px = uniform(kPoints, -2, 2), py = uniform(kPoints, -2, 2);
+    for (int i = 0; i < kPoints; i += 10) (i % 20 == 0 ? px : py)[i] = NAN;
+    auto x = kl::Buffer<float>::from(px), y = kl::Buffer<float>::from(py);
+    kl::Buffer<float> degrees(kPoints), scaled(kPoints);
+    kl::compile<polar<kBlock>>().launch(kl::cdiv(kPoints, kBlock), x, y, degrees, scaled, kPoints, power);
+    const std::vector<float> angles = degrees.to_host(), powers = scaled.to_host();
+    int outside = 0;
+    for (int i = 0; i < kPoints; ++i) {
+      if (std::isnan(px[i]) || std::isnan(py[i])) {
+        outside += angles[i] != -1 || powers[i] != -1;
+        continue;
+      }
+      // atan2 within 3 ulps, two roundings and the rounded pi move the angle by under 1e-4 degrees: only an
+      // angle within 1e-3 of a tie may round either way. pow within 4 ulps (8u), of a square sum within 2u
+      // (to the power 3/4: 1.5u): 12u.
+      const double exact = std::atan2(double{py[i]}, double{px[i]}) * 180 / 3.14159265358979323846;
+      const bool near_tie = std::abs(std::abs(exact - std::trunc(exact)) - 0.5) < 1e-3;
+      outside += !near_tie && angles[i] != std::nearbyint(exact);
+      const double r2 = double{px[i]} * px[i] + double{py[i]} * py[i];
+      outside += !(std::abs(powers[i] - std::pow(r2, power / 2.0)) <= 12 * u * std::pow(r2, power / 2.0));
+    }
+    report("polar: 300 points to whole degrees and radius^1.5, 30 of them missing a coordinate", outside);
   }
   std::printf("%s\n", failures == 0 ? "ok" : "FAILED");
   return failures == 0 ? 0 : 1;

@@ -266,6 +266,13 @@ void verify_same_float(const Operation& op) {
   if (!is_float(op.operands[0]->type.dtype)) fail(op, "operands must be floats", {op.operands[0]});
 }
 
+/// isnan, isinf: one float operand, an i1 result of its shape.
+void verify_float_class(const Operation& op) {
+  const Value* x = op.operands[0];
+  if (x->type.is_pointer || !is_float(x->type.dtype)) fail(op, "operand must be a float", {x});
+  expect_type(op, op.result(), bool_like(x->type), "result");
+}
+
 void verify_cmp(const Operation& op) {
   const Value* a = op.operands[0];
   const Value* b = op.operands[1];

@@ -1,17 +1,19 @@
 // LLVM code generation for element-wise ops: each register of the result is
 // computed from the same register of each operand (layout assignment gave
 // them one layout). Integer semantics follow ir/OPS.md: C division, shifts
-// clamped as PTX does, casts saturating. Floats are IEEE: sqrt, rsqrt (1 /
-// sqrt, both correctly rounded) and floor/ceil are exact or nearly; sin, cos,
-// tanh, erf, log1p, float `rem` (fmod) and every f64 exponential or logarithm call
-// libdevice's accurate __nv_* functions (linked in before O3 by
-// link_libdevice). f32 exp, exp2, log and log2 use PTX's ex2/lg2.approx as
-// Triton does: ex2.approx.f32 and lg2.approx.f32 are within 2 ulp (lg2:
-// absolute error 2^-22 near 1), and exp(x) = ex2(x * log2 e) adds the
-// roundings of the product and of the constant log2 e, a relative error up
-// to about 1.25 |x| 2^-24 (2^-17 at the largest finite results). f16, bf16
-// and fp8 compute in f32 and round back (fp8 converts in integer
-// arithmetic, codegen_fp8.cpp).
+// clamped as PTX does, casts saturating. Floats are IEEE: `div` (LLVM's fdiv,
+// which NVPTX emits as div.rn: kiln has no approximate division), sqrt,
+// rsqrt (1 / sqrt, both correctly rounded), floor/ceil/trunc/round/rint and
+// isnan/isinf are exact; sin, cos, tan, their inverses (atan2 too), sinh,
+// cosh, tanh, erf, log1p, expm1, pow, float `rem` (fmod) and every f64
+// exponential or logarithm call libdevice's accurate __nv_* functions (linked
+// in before O3 by link_libdevice). f32 exp, exp2, log and log2 use PTX's
+// ex2/lg2.approx as Triton does: ex2.approx.f32 and lg2.approx.f32 are within
+// 2 ulp (lg2: absolute error 2^-22 near 1), and exp(x) = ex2(x * log2 e) adds
+// the roundings of the product and of the constant log2 e, a relative error
+// up to about 1.25 |x| 2^-24 (2^-17 at the largest finite results). f16, bf16
+// and fp8 compute in f32 and round back (fp8 converts in integer arithmetic,
+// codegen_fp8.cpp).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <numbers>
@@ -115,6 +117,20 @@ class ElementLowering {
       case OpCode::erf: return [](L& l, X x) -> V { return l.in_float(x[0], &L::erf); };
       case OpCode::floor: return [](L& l, X x) -> V { return l.in_float(x[0], &L::floor); };
       case OpCode::ceil: return [](L& l, X x) -> V { return l.in_float(x[0], &L::ceil); };
+      case OpCode::expm1: return [](L& l, X x) -> V { return l.in_float(x[0], &L::expm1); };
+      case OpCode::tan: return [](L& l, X x) -> V { return l.in_float(x[0], &L::tan); };
+      case OpCode::atan: return [](L& l, X x) -> V { return l.in_float(x[0], &L::atan); };
+      case OpCode::asin: return [](L& l, X x) -> V { return l.in_float(x[0], &L::asin); };
+      case OpCode::acos: return [](L& l, X x) -> V { return l.in_float(x[0], &L::acos); };
+      case OpCode::sinh: return [](L& l, X x) -> V { return l.in_float(x[0], &L::sinh); };
+      case OpCode::cosh: return [](L& l, X x) -> V { return l.in_float(x[0], &L::cosh); };
+      case OpCode::trunc: return [](L& l, X x) -> V { return l.in_float(x[0], &L::trunc); };
+      case OpCode::round: return [](L& l, X x) -> V { return l.in_float(x[0], &L::round); };
+      case OpCode::rint: return [](L& l, X x) -> V { return l.in_float(x[0], &L::rint); };
+      case OpCode::pow: return [](L& l, X x) -> V { return l.libdevice_in_float("pow", x[0], x[1]); };
+      case OpCode::atan2: return [](L& l, X x) -> V { return l.libdevice_in_float("atan2", x[0], x[1]); };
+      case OpCode::isnan: return [](L& l, X x) -> V { return l.is_nan(x[0]); };
+      case OpCode::isinf: return [](L& l, X x) -> V { return l.is_infinite(x[0]); };
       default: return nullptr;
     }
   }
@@ -272,13 +288,30 @@ class ElementLowering {
   }
 
   /// Float `rem`: fmod, exact, in f32 for f16 and bf16.
-  llvm::Value* float_remainder(llvm::Value* a, llvm::Value* b) {
+  llvm::Value* float_remainder(llvm::Value* a, llvm::Value* b) { return libdevice_in_float("fmod", a, b); }
+
+  /// libdevice's `name` of two floats, in f32 for f16 and bf16, rounded back.
+  llvm::Value* libdevice_in_float(const std::string& name, llvm::Value* a, llvm::Value* b) {
     llvm::Type* type = a->getType();
     const bool narrow = type->isHalfTy() || type->isBFloatTy();
-    if (!narrow) return call_libdevice("fmod", {a, b});
-    llvm::Value* wide =
-        call_libdevice("fmod", {b_.CreateFPExt(a, b_.getFloatTy()), b_.CreateFPExt(b, b_.getFloatTy())});
+    if (!narrow) return call_libdevice(name, {a, b});
+    llvm::Value* wide = call_libdevice(name, {b_.CreateFPExt(a, b_.getFloatTy()), b_.CreateFPExt(b, b_.getFloatTy())});
     return b_.CreateFPTrunc(wide, type);
+  }
+
+  /// `x` widened exactly to f32 if it is f16 or bf16, for the classification.
+  llvm::Value* wide_float(llvm::Value* x) {
+    llvm::Type* type = x->getType();
+    return type->isHalfTy() || type->isBFloatTy() ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
+  }
+  llvm::Value* is_nan(llvm::Value* x) {
+    llvm::Value* wide = wide_float(x);
+    return b_.CreateFCmpUNO(wide, wide);
+  }
+  llvm::Value* is_infinite(llvm::Value* x) {
+    llvm::Value* wide = wide_float(x);
+    return b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, wide),
+                            llvm::ConstantFP::getInfinity(wide->getType()));
   }
 
   /// A math unary on `x`, computed in f32 for f16 and bf16 (OPS.md) and
@@ -319,6 +352,18 @@ class ElementLowering {
   llvm::Value* erf(llvm::Value* x) { return call_libdevice("erf", {x}); }
   llvm::Value* floor(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x); }
   llvm::Value* ceil(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x); }
+  llvm::Value* expm1(llvm::Value* x) { return call_libdevice("expm1", {x}); }
+  llvm::Value* tan(llvm::Value* x) { return call_libdevice("tan", {x}); }
+  llvm::Value* atan(llvm::Value* x) { return call_libdevice("atan", {x}); }
+  llvm::Value* asin(llvm::Value* x) { return call_libdevice("asin", {x}); }
+  llvm::Value* acos(llvm::Value* x) { return call_libdevice("acos", {x}); }
+  llvm::Value* sinh(llvm::Value* x) { return call_libdevice("sinh", {x}); }
+  llvm::Value* cosh(llvm::Value* x) { return call_libdevice("cosh", {x}); }
+  // Exact roundings: cvt.rzi, cvt.rni and, for round (ties away from zero,
+  // which PTX has no mode for), NVPTX's expansion through cvt.rzi.
+  llvm::Value* trunc(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x); }
+  llvm::Value* round(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, x); }
+  llvm::Value* rint(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x); }
 
   KernelCodegen& cg_;
   llvm::IRBuilder<>& b_;

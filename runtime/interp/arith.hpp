@@ -216,7 +216,27 @@ KILN_MATH(Tanh, std::tanh(x))
 KILN_MATH(Erf, std::erf(x))
 KILN_MATH(Floor, std::floor(x))
 KILN_MATH(Ceil, std::ceil(x))
+KILN_MATH(Expm1, std::expm1(x))
+KILN_MATH(Tan, std::tan(x))
+KILN_MATH(Atan, std::atan(x))
+KILN_MATH(Asin, std::asin(x))
+KILN_MATH(Acos, std::acos(x))
+KILN_MATH(Sinh, std::sinh(x))
+KILN_MATH(Cosh, std::cosh(x))
+KILN_MATH(Trunc, std::trunc(x))
+KILN_MATH(Round, std::round(x))
+// Ties to even: nearbyint in the default rounding mode, round to nearest.
+KILN_MATH(Rint, std::nearbyint(x))
 #undef KILN_MATH
+
+#define KILN_MATH2(Name, expr)                                            \
+  struct Name {                                                           \
+    template <class E> static constexpr bool valid = floating<E>;         \
+    template <class E> static C<E> apply(C<E> x, C<E> y) { return expr; } \
+  };
+KILN_MATH2(Pow, std::pow(x, y))
+KILN_MATH2(Atan2, std::atan2(x, y))
+#undef KILN_MATH2
 
 /// One rounding into f16 and bf16 (computed in f32): rounded to odd into f32
 /// first, so that storing rounds as fma.rn.f16/bf16 does. fp8 rounds twice,

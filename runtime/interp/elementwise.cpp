@@ -1,5 +1,6 @@
-// Elementwise ops: arithmetic, bitwise, shifts, math, fma, umulhi, cmp and
-// select, each a whole-tile loop specialised for its element type.
+// Elementwise ops: arithmetic, bitwise, shifts, math, fma, umulhi, cmp,
+// isnan/isinf and select, each a whole-tile loop specialised for its element
+// type.
 
 #include "arith.hpp"
 #include "fault.hpp"
@@ -82,6 +83,22 @@ KILN_ROUTINE void run_cmp(const Instr& ins, Exec& ex) {
     else if constexpr (P == Pred::gt) r = x > y;
     else r = x >= y;
     out[i] = r;
+  }
+}
+
+enum class FloatClass { nan, inf };
+
+/// isnan, isinf: an i1 element per float element (narrow floats widen exactly).
+template <class E, FloatClass K>
+KILN_ROUTINE void run_float_class(const Instr& ins, Exec& ex) {
+  const std::int64_t n = ins.n;
+  using S = typename E::S;
+  const S* a = ex.at<S>(ins.in[0]);
+  std::uint8_t* out = ex.at<std::uint8_t>(ins.out[0]);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto x = E::load(a[i]);
+    if constexpr (K == FloatClass::nan) out[i] = x != x;
+    else out[i] = std::isinf(x);
   }
 }
 
@@ -171,6 +188,14 @@ void compare(const ir::Operation& op, Instr& ins) {
   }
 }
 
+template <FloatClass K>
+void classify(const ir::Operation& op, Instr& ins) {
+  ins.run = with_element(operand_type(op), [&](auto e) -> Routine {
+    if constexpr (decltype(e)::is_float) return &run_float_class<decltype(e), K>;
+    else unsupported(op, "not defined for " + ir::to_string(operand_type(op).element()));
+  });
+}
+
 void select(const ir::Operation& op, Instr& ins) {
   if (op.operands.size() != 3) unsupported(op, "takes a condition and two values");
   if (ins.in[1].bytes != ins.in[2].bytes || ins.in[1].bytes != ins.out[0].bytes)
@@ -217,6 +242,20 @@ constexpr Binder elementwise_binder(ir::OpCode code) {
     case ir::OpCode::erf: return &unary<Erf>;
     case ir::OpCode::floor: return &unary<Floor>;
     case ir::OpCode::ceil: return &unary<Ceil>;
+    case ir::OpCode::expm1: return &unary<Expm1>;
+    case ir::OpCode::tan: return &unary<Tan>;
+    case ir::OpCode::atan: return &unary<Atan>;
+    case ir::OpCode::asin: return &unary<Asin>;
+    case ir::OpCode::acos: return &unary<Acos>;
+    case ir::OpCode::sinh: return &unary<Sinh>;
+    case ir::OpCode::cosh: return &unary<Cosh>;
+    case ir::OpCode::trunc: return &unary<Trunc>;
+    case ir::OpCode::round: return &unary<Round>;
+    case ir::OpCode::rint: return &unary<Rint>;
+    case ir::OpCode::pow: return &binary<Pow>;
+    case ir::OpCode::atan2: return &binary<Atan2>;
+    case ir::OpCode::isnan: return &classify<FloatClass::nan>;
+    case ir::OpCode::isinf: return &classify<FloatClass::inf>;
     case ir::OpCode::fma: return &ternary<Fma>;
     case ir::OpCode::cmp: return &compare;
     case ir::OpCode::select: return &select;

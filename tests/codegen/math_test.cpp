@@ -17,8 +17,10 @@ namespace {
 
 const std::vector<std::string> kFloats = {"f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
 const std::vector<std::string> kIntegers = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"};
-const std::vector<std::string> kMath = {"exp", "exp2", "log", "log2",  "log1p", "sqrt", "rsqrt", "sin",
-                                        "cos", "tanh", "erf", "floor", "ceil",  "abs",  "neg"};
+const std::vector<std::string> kMath = {"exp",  "exp2", "log",   "log2", "log1p", "sqrt",  "rsqrt", "sin", "cos",
+                                        "tanh", "erf",  "floor", "ceil", "abs",   "neg",   "expm1", "tan", "atan",
+                                        "asin", "acos", "sinh",  "cosh", "trunc", "round", "rint"};
+const std::vector<std::string> kFloatBinary = {"pow", "atan2"};
 const std::vector<std::string> kArithmetic = {"add", "sub", "mul", "div", "rem", "minimum", "maximum"};
 const std::vector<std::string> kBitwise = {"and", "or", "xor", "shl", "shr", "umulhi"};
 
@@ -59,6 +61,9 @@ std::vector<std::pair<std::string, std::string>> op_matrix() {
   for (const std::string& dtype : kFloats) {
     for (const std::string& op : kMath) kernels.emplace_back(op + "_" + dtype, unary(op, dtype));
     for (const std::string& op : kArithmetic) kernels.emplace_back(op + "_" + dtype, binary(op, dtype));
+    for (const std::string& op : kFloatBinary) kernels.emplace_back(op + "_" + dtype, binary(op, dtype));
+    for (const std::string op : {"isnan", "isinf"})
+      kernels.emplace_back(op + "_" + dtype, elementwise_kernel(dtype, "i1", "%10 = " + op + " %6 : tile<128xi1>"));
     kernels.emplace_back("fma_" + dtype,
                          elementwise_kernel(dtype, dtype, "%10 = fma %6, %9, %6 : tile<128x" + dtype + ">"));
   }
@@ -142,8 +147,17 @@ TEST_P(MathForArch, PtxasAcceptsEveryElementwiseOpOnEveryDtype) {
 INSTANTIATE_TEST_SUITE_P(Archs, MathForArch, ::testing::Values("sm_80", "sm_90a"));
 
 TEST(Math, TranscendentalsCallLibdeviceBeforeLinking) {
-  for (const auto& [op, symbol] : std::vector<std::pair<std::string, std::string>>{
-           {"sin", "__nv_sinf"}, {"cos", "__nv_cosf"}, {"tanh", "__nv_tanhf"}, {"erf", "__nv_erff"}}) {
+  for (const auto& [op, symbol] : std::vector<std::pair<std::string, std::string>>{{"sin", "__nv_sinf"},
+                                                                                   {"cos", "__nv_cosf"},
+                                                                                   {"tanh", "__nv_tanhf"},
+                                                                                   {"erf", "__nv_erff"},
+                                                                                   {"expm1", "__nv_expm1f"},
+                                                                                   {"tan", "__nv_tanf"},
+                                                                                   {"atan", "__nv_atanf"},
+                                                                                   {"asin", "__nv_asinf"},
+                                                                                   {"acos", "__nv_acosf"},
+                                                                                   {"sinh", "__nv_sinhf"},
+                                                                                   {"cosh", "__nv_coshf"}}) {
     const lowering::GpuKernel kernel = compile_text(unary(op, "f32"));
     EXPECT_TRUE(contains(kernel.llvm_ir, "declare float @" + symbol + "(float)"));
     EXPECT_FALSE(contains(kernel.optimized_llvm_ir, "declare float @" + symbol)) << "linked and inlined";
@@ -154,6 +168,45 @@ TEST(Math, TranscendentalsCallLibdeviceBeforeLinking) {
   EXPECT_TRUE(contains(half.llvm_ir, "call float @__nv_erff(float")) << "f16 computes in f32";
   const lowering::GpuKernel remainder = compile_text(binary("rem", "f32"));
   EXPECT_TRUE(contains(remainder.llvm_ir, "call float @__nv_fmodf(float"));
+  EXPECT_TRUE(contains(compile_text(binary("pow", "f32")).llvm_ir, "call float @__nv_powf(float"));
+  EXPECT_TRUE(contains(compile_text(binary("pow", "f64")).llvm_ir, "call double @__nv_pow(double"));
+  EXPECT_TRUE(contains(compile_text(binary("atan2", "bf16")).llvm_ir, "call float @__nv_atan2f(float"))
+      << "bf16 computes in f32";
+}
+
+// The exact roundings are single conversions (round, which PTX has no mode
+// for, a few instructions around one), never a library call.
+TEST(Math, RoundingsToIntegersAreConversions) {
+  for (const auto& [op, instruction] : std::vector<std::pair<std::string, std::string>>{
+           {"trunc", "cvt.rzi.f32.f32"}, {"rint", "cvt.rni.f32.f32"}, {"round", "cvt.rzi.f32.f32"}}) {
+    SCOPED_TRACE(op);
+    const lowering::GpuKernel kernel = compile_text(unary(op, "f32"));
+    EXPECT_TRUE(contains(kernel.ptx, instruction)) << kernel.ptx;
+    EXPECT_FALSE(contains(kernel.llvm_ir, "__nv_"));
+  }
+  EXPECT_TRUE(contains(compile_text(unary("rint", "f64")).ptx, "cvt.rni.f64.f64"));
+}
+
+// Float division is IEEE round to nearest on every dtype (div.rn, never
+// div.approx or div.full), which is why div_rn is the same op.
+TEST(Math, FloatDivisionIsCorrectlyRounded) {
+  for (const auto& [dtype, instruction] : std::vector<std::pair<std::string, std::string>>{
+           {"f32", "div.rn.f32"}, {"f64", "div.rn.f64"}, {"f16", "div.rn.f32"}, {"bf16", "div.rn.f32"}}) {
+    SCOPED_TRACE(dtype);
+    const lowering::GpuKernel kernel = compile_text(binary("div", dtype));
+    EXPECT_TRUE(contains(kernel.ptx, instruction)) << kernel.ptx;
+    EXPECT_FALSE(contains(kernel.ptx, "div.approx")) << kernel.ptx;
+    EXPECT_FALSE(contains(kernel.ptx, "div.full")) << kernel.ptx;
+  }
+}
+
+TEST(Math, NanAndInfinityTestsCompareWithoutCalls) {
+  const lowering::GpuKernel nan = compile_text(elementwise_kernel("f32", "i1", "%10 = isnan %6 : tile<128xi1>"));
+  EXPECT_TRUE(contains(nan.ptx, "setp.nan.f32")) << nan.ptx;
+  const lowering::GpuKernel inf = compile_text(elementwise_kernel("f16", "i1", "%10 = isinf %6 : tile<128xi1>"));
+  // |x| == inf of x widened to f32, which O3 turns into a test of the f16 bits: (x & 0x7fff) == 0x7c00.
+  EXPECT_TRUE(contains(inf.ptx, "31744")) << inf.ptx;
+  EXPECT_FALSE(contains(nan.llvm_ir, "__nv_") || contains(inf.llvm_ir, "__nv_"));
 }
 
 TEST(Math, ExponentialsOfF32StayApproximate) {

@@ -50,6 +50,17 @@ TEST(VerifierError, MathOnIntegers) {
             "verify: sqrt: operands must be floats, %0 is i32");
 }
 
+TEST(VerifierError, FloatClassOfIntegersOrToNonBooleans) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<8xi32>) {
+  %1 = isnan %0 : tile<8xi1> loc("k.hpp":5)
+})"),
+            "verify: isnan: operand must be a float, %0 is tile<8xi32> (k.hpp:5)");
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<8xf32>) {
+  %1 = isinf %0 : tile<8xf32>
+})"),
+            "verify: isinf: result must be tile<8xi1>, %1 is tile<8xf32>");
+}
+
 TEST(VerifierError, ArithmeticOnPointers) {
   EXPECT_EQ(verify_error(R"(kernel @k(%0: ptr<f32>) {
   %1 = add %0, %0 : ptr<f32>

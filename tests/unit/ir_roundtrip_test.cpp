@@ -72,6 +72,12 @@ std::map<std::string, std::string> op_samples() {
   for (const char* op :
        {"exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil"})
     s[op] = unary(op, "tile<128xf32>");
+  for (const char* op : {"expm1", "tan", "atan", "asin", "acos", "sinh", "cosh"}) s[op] = unary(op, "tile<64xf16>");
+  for (const char* op : {"trunc", "round", "rint"}) s[op] = unary(op, "tile<2x8xbf16>");
+  s["pow"] = binary("pow", "tile<32xf32>");
+  s["atan2"] = binary("atan2", "f64");
+  s["isnan"] = kernel("isnan", "%0: tile<8xf32>", "  %1 = isnan %0 : tile<8xi1>\n");
+  s["isinf"] = kernel("isinf", "%0: tile<4x4xf8e5m2>", "  %1 = isinf %0 : tile<4x4xi1>\n");
   s["abs"] = unary("abs", "i32");
   s["addptr"] =
       kernel("addptr", "%0: tile<64xptr<f16>>, %1: tile<64xi32>", "  %2 = addptr %0, %1 : tile<64xptr<f16>>\n");

@@ -1,5 +1,5 @@
-// Math on values: exp, log, sqrt, trigonometry, erf…, abs, floor/ceil,
-// minimum/maximum/clamp, fma and umulhi.
+// Math on values: exp, log, pow, sqrt, trigonometry, erf…, abs, rounding to
+// integers, isnan/isinf, minimum/maximum/clamp, div_rn, fma and umulhi.
 #pragma once
 
 #include <source_location>
@@ -26,6 +26,23 @@ auto promote_pair(const A& a, const B& b, const std::source_location& loc) {
   constexpr ir::DType d = common_dtype<A, B>();
   using R = value_t<Scalar<storage_t<d>>, S>;
   return std::pair<R, R>(R(materialize(a, d, S::vector(), loc)), R(materialize(b, d, S::vector(), loc)));
+}
+
+/// A float op of two operands, promoted and broadcast to their common type.
+template <ir::OpCode Op, class A, class B>
+auto float_binary(const A& a, const B& b, const std::source_location& loc) {
+  auto [x, y] = promote_pair(a, b, loc);
+  using R = decltype(x);
+  static_assert(ir::is_float(dtype_of<R>), "kiln: this math function needs float values; cast integers first");
+  return R(emit(Op, {x.value(), y.value()}, ir_type<R>(), {}, loc));
+}
+
+/// isnan, isinf: an i1 value of the operand's shape.
+template <ir::OpCode Op, Numeric X>
+auto float_class(const X& x, const std::source_location& loc) {
+  static_assert(ir::is_float(dtype_of<X>), "kiln: isnan and isinf need a float value");
+  using R = value_t<i1, shape_t<X>>;
+  return R(emit(Op, {x.value()}, ir_type<R>(), {}, loc));
 }
 }  // namespace detail
 
@@ -60,7 +77,66 @@ KILN_FLOAT_UNARY(erf)
 KILN_FLOAT_UNARY(floor)
 /// round up to an integer value
 KILN_FLOAT_UNARY(ceil)
+/// e^x - 1, accurate for x near 0
+KILN_FLOAT_UNARY(expm1)
+/// tangent
+KILN_FLOAT_UNARY(tan)
+/// arc tangent, in [-pi/2, pi/2]
+KILN_FLOAT_UNARY(atan)
+/// arc sine, in [-pi/2, pi/2]; NaN outside [-1, 1]
+KILN_FLOAT_UNARY(asin)
+/// arc cosine, in [0, pi]; NaN outside [-1, 1]
+KILN_FLOAT_UNARY(acos)
+/// hyperbolic sine
+KILN_FLOAT_UNARY(sinh)
+/// hyperbolic cosine
+KILN_FLOAT_UNARY(cosh)
+/// round toward zero to an integer value
+KILN_FLOAT_UNARY(trunc)
+/// round to the nearest integer value, halfway cases away from zero (C's round)
+KILN_FLOAT_UNARY(round)
+/// round to the nearest integer value, halfway cases to even
+KILN_FLOAT_UNARY(rint)
 #undef KILN_FLOAT_UNARY
+
+/// x^y with C's pow rules: a negative base needs an integer exponent (else
+/// NaN), pow(x, 0) = pow(1, y) = 1 even for NaN.
+template <class A, class B>
+  requires(Numeric<A> || Numeric<B>)
+auto pow(const A& x, const B& y, std::source_location loc = std::source_location::current()) {
+  return detail::float_binary<ir::OpCode::pow>(x, y, loc);
+}
+
+/// The angle of the point (x, y) in [-pi, pi]: atan(y / x) in the right
+/// quadrant, the sign of a zero y choosing between -pi and pi; note the order
+/// of the arguments, y first, as C's atan2.
+template <class A, class B>
+  requires(Numeric<A> || Numeric<B>)
+auto atan2(const A& y, const B& x, std::source_location loc = std::source_location::current()) {
+  return detail::float_binary<ir::OpCode::atan2>(y, x, loc);
+}
+
+/// x / y rounded to nearest even (IEEE division). The `/` operator on floats
+/// is already this division on every device (ir/OPS.md, `div`), so div_rn
+/// emits the same `div` op; it exists for kernels ported from Triton, whose
+/// `/` may be approximate.
+template <class A, class B>
+  requires(Numeric<A> || Numeric<B>)
+auto div_rn(const A& x, const B& y, std::source_location loc = std::source_location::current()) {
+  return detail::float_binary<ir::OpCode::div>(x, y, loc);
+}
+
+/// Whether x is NaN: an i1 value of x's shape.
+template <Numeric X>
+auto isnan(const X& x, std::source_location loc = std::source_location::current()) {
+  return detail::float_class<ir::OpCode::isnan>(x, loc);
+}
+
+/// Whether x is +inf or -inf: an i1 value of x's shape.
+template <Numeric X>
+auto isinf(const X& x, std::source_location loc = std::source_location::current()) {
+  return detail::float_class<ir::OpCode::isinf>(x, loc);
+}
 
 /// |x| for ints and floats.
 template <Numeric X>
