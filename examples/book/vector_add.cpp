@@ -1,5 +1,6 @@
 // Chapter 4, "Vector add end to end": a kernel, its launch over a grid of
 // programs, and the check of its result against plain C++.
+// [book:header]
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -7,7 +8,8 @@
 
 #include "kiln/kiln.hpp"
 
-namespace kl = kiln;
+namespace kl = kiln;  // the short name every kiln program of this book uses
+// [/book:header]
 
 // [book:kernel]
 template <int BLOCK>
