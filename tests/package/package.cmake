@@ -1,6 +1,7 @@
 # The package test: install this build into a prefix inside the build tree,
-# configure and build tests/package/consumer (an outside project using
-# find_package(kiln) and kiln::kiln) against that prefix, and run it.
+# run the installed kiln tool, configure and build tests/package/consumer (an
+# outside project using find_package(kiln), kiln::kiln and kiln::kernels)
+# against that prefix, and run it.
 #
 # Included from tests/CMakeLists.txt it registers the test; run with
 # `cmake -P` it is the test's driver.
@@ -46,6 +47,11 @@ endif()
 
 package_step("cmake --install ${KILN_BUILD_DIR}"
              ${CMAKE_COMMAND} --install ${KILN_BUILD_DIR} --prefix ${prefix} ${config_args})
+# The installed tool runs from the prefix (it finds libLLVM through its RPATH).
+package_step("running ${prefix}/bin/kiln" ${prefix}/bin/kiln run vector_add --n 1000 --device cpu --check)
+if(NOT step_output MATCHES "check: relative error [^\n]* ok\n")
+  message(FATAL_ERROR "package: the installed kiln printed:\n${step_output}")
+endif()
 package_step("configuring the consumer project"
              ${CMAKE_COMMAND} -S ${KILN_CONSUMER_DIR} -B ${consumer_build} -G ${KILN_GENERATOR}
              -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON

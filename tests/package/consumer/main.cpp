@@ -1,12 +1,15 @@
 // A program built against an installed kiln: its own kernel (scaled row sums
 // of a matrix) and the installed vector_add sample, each launched on random
-// inputs and compared with a plain loop. Exits 1 on a mismatch.
+// inputs and compared with a plain loop, and the library's conv2d + BN + SiLU
+// (kiln::kernels) run with the plan its shape rule picks and checked against
+// its reference. Exits 1 on a mismatch.
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include <kiln/kernels/registry.hpp>
 #include <kiln/kernels/vector_add.hpp>
 #include <kiln/kiln.hpp>
 
@@ -82,13 +85,34 @@ bool check_vector_add(std::mt19937& rng) {
   return true;
 }
 
+/// The library kernel through its registry entry, as `kiln run` runs it: the
+/// shape picks the variant, the entry makes seeded inputs and checks the
+/// result against its C++ reference.
+bool check_library_conv2d() {
+  const kl::kernels::KernelInfo& conv = kl::kernels::find_kernel("conv2d_bn_silu");
+  kl::kernels::RunOptions options =
+      kl::kernels::make_options(conv, {{"c", "8"}, {"k", "24"}, {"h", "9"}, {"w", "11"}}, "f32", kl::Device::cpu());
+  options.check = true;
+  options.seed = 7;
+  const kl::kernels::RunReport report = conv.run(options);
+  if (!report.passed()) {
+    std::fprintf(stderr, "consumer: conv2d_bn_silu: relative error %.3g above the tolerance %.3g\n",
+                 report.error.value_or(-1), report.tolerance);
+    return false;
+  }
+  std::printf("consumer: conv2d_bn_silu %s: plan %s\n", kl::kernels::shape_string(conv, options).c_str(),
+              report.plan.c_str());
+  return true;
+}
+
 }  // namespace
 
 int main() {
   std::mt19937 rng(20240611);
   bool ok = check_scaled_row_sum(rng);
   ok = check_vector_add(rng) && ok;
+  ok = check_library_conv2d() && ok;
   if (!ok) return 1;
-  std::puts("consumer: scaled_row_sum and vector_add match their references");
+  std::puts("consumer: scaled_row_sum, vector_add and the library's conv2d_bn_silu match their references");
   return 0;
 }
