@@ -1,6 +1,7 @@
 // LLVM code generation, kernel level: the module, the `ptx_kernel` function
 // and its arguments, the thread's lane and warp, and the walk that hands each
-// op to the file emitting its family.
+// op to the file emitting its family (memory ops with their source line as
+// `!kiln.place` metadata).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -143,6 +144,40 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
   return module;
 }
 
+namespace {
+
+/// While one lives, every instruction the builder inserts carries
+/// `!kiln.place !{!"file:line"}`: the source line of a global memory op,
+/// which the emu's bounds check names as the cpu device does. The builder
+/// copies metadata from an instruction, so a detached one carries it.
+class PlaceMetadata {
+ public:
+  PlaceMetadata(llvm::IRBuilder<>& builder, const ir::Operation& op)
+      : builder_(builder),
+        kind_(builder.getContext().getMDKindID("kiln.place")),
+        carrier_(llvm::ReturnInst::Create(builder.getContext())) {
+    const std::string place = ir::to_string(op.loc);
+    if (!place.empty())
+      carrier_->setMetadata(kind_,
+                            llvm::MDNode::get(builder.getContext(), llvm::MDString::get(builder.getContext(), place)));
+    builder_.CollectMetadataToCopy(carrier_, {kind_});
+  }
+  ~PlaceMetadata() {
+    carrier_->setMetadata(kind_, nullptr);
+    builder_.CollectMetadataToCopy(carrier_, {kind_});
+    carrier_->deleteValue();
+  }
+  PlaceMetadata(const PlaceMetadata&) = delete;
+  PlaceMetadata& operator=(const PlaceMetadata&) = delete;
+
+ private:
+  llvm::IRBuilder<>& builder_;
+  unsigned kind_;
+  llvm::Instruction* carrier_;
+};
+
+}  // namespace
+
 void emit_op(KernelCodegen& cg, const ir::Operation& op) {
   switch (ir::family_of(op.code)) {
     case ir::OpFamily::creation:
@@ -150,8 +185,16 @@ void emit_op(KernelCodegen& cg, const ir::Operation& op) {
     case ir::OpFamily::rearrange: emit_reshape_op(cg, op); return;
     case ir::OpFamily::elementwise:
     case ir::OpFamily::cast: emit_elementwise_op(cg, op); return;
-    case ir::OpFamily::memory: emit_memory_op(cg, op); return;
-    case ir::OpFamily::atomic: emit_atomic_op(cg, op); return;
+    case ir::OpFamily::memory: {
+      const PlaceMetadata place(cg.builder, op);
+      emit_memory_op(cg, op);
+      return;
+    }
+    case ir::OpFamily::atomic: {
+      const PlaceMetadata place(cg.builder, op);
+      emit_atomic_op(cg, op);
+      return;
+    }
     case ir::OpFamily::dot: emit_dot_op(cg, op); return;
     case ir::OpFamily::reduce: emit_reduce_op(cg, op); return;
     case ir::OpFamily::scan: emit_scan_op(cg, op); return;

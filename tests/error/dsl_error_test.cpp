@@ -183,6 +183,29 @@ TEST(KernelError, UnmaskedLoadBeforeTheStart) {
                 ": element offset -3 is before the start of 'argument 0' (16 elements of f32)");
 }
 
+TEST(KernelError, EmuNamesTheSameLineAndElementAsCpu) {
+  // The emu runs the GPU code generator's output; its bounds check reads the
+  // op's line from the access and reports in the buffer's elements.
+  const auto unmasked = kl::compile<error_kernels::unmasked_load>();
+  const int unmasked_line = failing_line;
+  const auto before_start = kl::compile<error_kernels::load_before_start>();
+  const int before_start_line = failing_line;
+  for (const kl::Device device : {kl::Device::cpu(), kl::Device::emu()}) {
+    auto x = kl::Buffer<float>::from(std::vector<float>(20, 1.5f), device);
+    kl::Buffer<float> out(32, device);
+    EXPECT_EQ(kernel_error([&] { unmasked.launch(kl::Grid(2), x, out); }),
+              "kernel unmasked_load: load out of bounds at " + at_line(unmasked_line) +
+                  ": element offset 20 is past the end of 'argument 0' (20 elements of f32)")
+        << device.name();
+    auto y = kl::Buffer<float>::from(std::vector<float>(16, 1.5f), device);
+    kl::Buffer<float> y_out(16, device);
+    EXPECT_EQ(kernel_error([&] { before_start.launch(kl::Grid(1), y, y_out); }),
+              "kernel load_before_start: load out of bounds at " + at_line(before_start_line) +
+                  ": element offset -3 is before the start of 'argument 0' (16 elements of f32)")
+        << device.name();
+  }
+}
+
 TEST(KernelError, FailingDeviceAssertNamesItsMessage) {
   const auto kernel = kl::compile<error_kernels::positive_inputs>();
   const int line = failing_line;
