@@ -43,11 +43,7 @@ class EmulatedKernel final : public CompiledKernel {
     std::vector<std::uint64_t> words;
     for (const KernelArgument& argument : args) words.push_back(argument.bits);
     std::optional<FootprintCounter> footprints;
-    if (FootprintCounting::on()) {
-      std::vector<bool> pointers;
-      for (const ir::Type& type : description_.argument_types) pointers.push_back(type.is_pointer);
-      footprints.emplace(args, pointers);
-    }
+    if (FootprintCounting::on()) footprints.emplace(args, description_.argument_types);
     const LaunchContext context{&description_, grid, args, footprints ? &*footprints : nullptr};
     const std::int64_t total = static_cast<std::int64_t>(grid[0]) * grid[1] * grid[2];
     int threads =

@@ -87,16 +87,18 @@ void check_each(const Instr& ins, const Exec& ex, const std::uint64_t* addresses
 
 }  // namespace
 
+int argument_holding(const Exec& ex, std::uint64_t address, std::uint64_t bytes) {
+  const auto& types = ex.program->arg_types;
+  for (std::size_t a = 0; a < types.size(); ++a)
+    if (types[a].is_pointer && inside(ex.args[a].range, address, bytes)) return static_cast<int>(a);
+  return -1;
+}
+
 std::string describe_address(const Exec& ex, std::uint64_t address, ir::DType dtype) {
   const auto bytes = static_cast<std::uint64_t>(ir::dtype_bytes(dtype));
-  const auto& types = ex.program->arg_types;
-  for (std::size_t a = 0; a < types.size(); ++a) {
-    const MemoryRange& r = ex.args[a].range;
-    if (types[a].is_pointer && inside(r, address, bytes))
-      return "element " + std::to_string((address - r.begin) / bytes) + " of '" + range_name(ex, static_cast<int>(a)) +
-             "'";
-  }
-  return "address " + hex(address) + " (in no pointer argument)";
+  const int a = argument_holding(ex, address, bytes);
+  if (a < 0) return "address " + hex(address) + " (in no pointer argument)";
+  return "element " + std::to_string((address - ex.args[a].range.begin) / bytes) + " of '" + range_name(ex, a) + "'";
 }
 
 Access check_access(const Instr& ins, const Exec& ex, const std::uint64_t* addresses, const std::uint8_t* mask,

@@ -26,6 +26,9 @@ struct Access {
 Access check_access(const Instr& ins, const Exec& ex, const std::uint64_t* addresses, const std::uint8_t* mask,
                     std::int64_t mask_step, std::int64_t n);
 
+/// The pointer argument whose range holds [address, address + bytes), or -1.
+int argument_holding(const Exec& ex, std::uint64_t address, std::uint64_t bytes);
+
 /// "element 1018 of 'x'" for the pointer argument holding `address`, whose
 /// elements are of `dtype`, or "address 0x… (in no pointer argument)".
 std::string describe_address(const Exec& ex, std::uint64_t address, ir::DType dtype);

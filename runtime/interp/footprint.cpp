@@ -12,13 +12,7 @@ namespace {
 /// provenance, or for mixed provenance the argument whose range contains it
 /// (-1 when none does: a run of elements across two arguments).
 int argument_of(const Instr& ins, const Exec& ex, std::uint64_t address, std::uint64_t bytes) {
-  if (ins.source != kMixedSource) return ins.source;
-  const auto& types = ex.program->arg_types;
-  for (std::size_t a = 0; a < types.size(); ++a) {
-    const MemoryRange& r = ex.args[a].range;
-    if (types[a].is_pointer && address >= r.begin && address + bytes <= r.end) return static_cast<int>(a);
-  }
-  return -1;
+  return ins.source != kMixedSource ? ins.source : argument_holding(ex, address, bytes);
 }
 
 void mark(FootprintCounter& counter, int argument, std::uint64_t address, std::uint64_t bytes, Touch touch) {

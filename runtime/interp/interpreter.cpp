@@ -102,11 +102,7 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
                                   " along axis " + std::to_string(axis) + " is negative");
   const std::int64_t total = static_cast<std::int64_t>(grid[0]) * grid[1] * grid[2];
   std::optional<FootprintCounter> footprints;
-  if (FootprintCounting::on()) {
-    std::vector<bool> pointers;
-    for (const ir::Type& type : program.arg_types) pointers.push_back(type.is_pointer);
-    footprints.emplace(args, pointers);
-  }
+  if (FootprintCounting::on()) footprints.emplace(args, program.arg_types);
   LaunchStats stats;
   if (total == 0) {
     if (footprints) stats.footprints = footprints->footprints(program.name, args, program.arg_names);

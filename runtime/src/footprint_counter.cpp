@@ -10,10 +10,11 @@ constexpr std::uint64_t kBitsPerWord = 64;
 constexpr std::uint64_t kAllBits = ~std::uint64_t{0};
 }  // namespace
 
-FootprintCounter::FootprintCounter(std::span<const KernelArgument> args, const std::vector<bool>& pointers)
-    : pointers_(pointers), reads_(args.size()), writes_(args.size()) {
+FootprintCounter::FootprintCounter(std::span<const KernelArgument> args, std::span<const ir::Type> types)
+    : pointers_(args.size()), reads_(args.size()), writes_(args.size()) {
   for (std::size_t a = 0; a < args.size(); ++a) {
-    if (!pointers[a]) continue;
+    pointers_[a] = types[a].is_pointer;
+    if (!pointers_[a]) continue;
     const MemoryRange& range = args[a].range;
     const std::uint64_t bytes = range.end > range.begin ? range.end - range.begin : 0;
     for (Bitmap* map : {&reads_[a], &writes_[a]}) {

@@ -16,9 +16,9 @@ namespace kiln::runtime {
 
 class FootprintCounter {
  public:
-  /// `pointers[a]` says whether argument `a` is a pointer; the others have
-  /// no memory and get no bitmap.
-  FootprintCounter(std::span<const KernelArgument> args, const std::vector<bool>& pointers);
+  /// `types[a]` is argument `a`'s type; arguments that are not pointers
+  /// have no memory and get no bitmap.
+  FootprintCounter(std::span<const KernelArgument> args, std::span<const ir::Type> types);
 
   /// Marks [address, address + bytes) of pointer argument `argument` as read
   /// or written; the range lies inside the argument (the caller checked it).
@@ -43,7 +43,7 @@ class FootprintCounter {
   static void mark(Bitmap& map, std::uint64_t address, std::uint64_t bytes);
   static std::uint64_t count(const Bitmap& map);
 
-  std::vector<bool> pointers_;
+  std::vector<bool> pointers_;  // whether each argument has bitmaps
   std::vector<Bitmap> reads_, writes_;
 };
 

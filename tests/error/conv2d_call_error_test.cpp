@@ -6,45 +6,28 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "correctness/test_support.hpp"
+#include "error/kernel_error.hpp"
 #include "kiln/kernels/conv2d_bn_silu.hpp"
 
 namespace {
 
 namespace kl = kiln;
 namespace kk = kiln::kernels;
+using kiln::test::invalid_argument_error;
+using kiln::test::random_values;
 
 const kk::Conv2dShape kLayer{.n = 2, .c = 4, .h = 7, .w = 6, .k = 20, .r = 3, .s = 3, .pad = 1};
 
-std::vector<float> uniform(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& e : v) e = dist(rng);
-  return v;
-}
-
-/// The std::invalid_argument message of `call()`, or "<no error>".
-template <class Call>
-std::string argument_error(Call call) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 struct Buffers {
   explicit Buffers(const kk::Conv2dShape& shape, kl::Device device = kl::Device::cpu())
-      : x(kl::Buffer<float>::from(uniform(shape.input_size(), 1), device)),
-        w(kl::Buffer<float>::from(uniform(shape.weight_size(), 2), device)),
-        scale(kl::Buffer<float>::from(uniform(shape.k, 3), device)),
-        shift(kl::Buffer<float>::from(uniform(shape.k, 4), device)),
+      : x(kl::Buffer<float>::from(random_values<float>(shape.input_size(), 1, -1, 1), device)),
+        w(kl::Buffer<float>::from(random_values<float>(shape.weight_size(), 2, -1, 1), device)),
+        scale(kl::Buffer<float>::from(random_values<float>(shape.k, 3, -1, 1), device)),
+        shift(kl::Buffer<float>::from(random_values<float>(shape.k, 4, -1, 1), device)),
         y(shape.output_size(), device) {}
   kl::Buffer<float> x, w, scale, shift, y;
 };
@@ -63,7 +46,7 @@ TEST(Conv2dCall, RunsTheShapesPlanAndMatchesTheReference) {
 TEST(Conv2dCall, BufferOfTheWrongSizeIsNamed) {
   Buffers b(kLayer);
   kl::Buffer<float> short_y(kLayer.output_size() - 1, kl::Device::cpu());
-  EXPECT_EQ(argument_error([&] { kk::conv2d_bn_silu(kLayer, b.x, b.w, b.scale, b.shift, short_y); }),
+  EXPECT_EQ(invalid_argument_error([&] { kk::conv2d_bn_silu(kLayer, b.x, b.w, b.scale, b.shift, short_y); }),
             "conv2d_bn_silu n=2 c=4 h=7 w=6 k=20 r=3 s=3 stride=1 pad=1 dilation=1 groups=1: y has 1679 elements, "
             "the layer needs 1680");
 }
@@ -71,7 +54,7 @@ TEST(Conv2dCall, BufferOfTheWrongSizeIsNamed) {
 TEST(Conv2dCall, BuffersOnTwoDevicesAreNamed) {
   Buffers b(kLayer);
   auto w_on_emu = kl::Buffer<float>::from(b.w.to_host(), kl::Device::emu());
-  EXPECT_EQ(argument_error([&] { kk::conv2d_bn_silu(kLayer, b.x, w_on_emu, b.scale, b.shift, b.y); }),
+  EXPECT_EQ(invalid_argument_error([&] { kk::conv2d_bn_silu(kLayer, b.x, w_on_emu, b.scale, b.shift, b.y); }),
             "conv2d_bn_silu n=2 c=4 h=7 w=6 k=20 r=3 s=3 stride=1 pad=1 dilation=1 groups=1: w is on emu, x on cpu");
 }
 
@@ -80,7 +63,7 @@ TEST(Conv2dCall, InvalidLayerIsNamed) {
   grouped.groups = 3;
   Buffers b(kLayer);
   EXPECT_EQ(
-      argument_error([&] { kk::conv2d_bn_silu(grouped, b.x, b.w, b.scale, b.shift, b.y); }),
+      invalid_argument_error([&] { kk::conv2d_bn_silu(grouped, b.x, b.w, b.scale, b.shift, b.y); }),
       "conv2d n=2 c=4 h=7 w=6 k=20 r=3 s=3 stride=1 pad=1 dilation=1 groups=3: groups (3) must divide c (4) and k "
       "(20)");
 }

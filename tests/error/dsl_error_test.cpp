@@ -96,6 +96,7 @@ namespace {
 
 namespace kl = kiln;
 using error_kernels::failing_line;
+using kiln::test::invalid_argument_error;
 using kiln::test::kernel_error;
 
 template <auto Fn>
@@ -217,31 +218,21 @@ TEST(KernelError, FailingDeviceAssertNamesItsMessage) {
                 ": inputs must be positive (program (1, 0, 0), element 5)");
 }
 
-template <class Launch>
-std::string invalid_argument(Launch launch) {
-  try {
-    launch();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "<launched without error>";
-}
-
 TEST(LaunchError, EmptyGrid) {
   const auto kernel = kl::compile<error_kernels::fill>();
   kl::Buffer<float> out(16);
-  EXPECT_EQ(invalid_argument([&] { kernel.launch(kl::Grid(0), out, 3); }),
+  EXPECT_EQ(invalid_argument_error([&] { kernel.launch(kl::Grid(0), out, 3); }),
             "launch error_kernels::fill: grid dimensions must be positive, got (0, 1, 1)");
-  EXPECT_EQ(invalid_argument([&] { kernel.launch(kl::Grid(2, 1, 0), out, 3); }),
+  EXPECT_EQ(invalid_argument_error([&] { kernel.launch(kl::Grid(2, 1, 0), out, 3); }),
             "launch error_kernels::fill: grid dimensions must be positive, got (2, 1, 0)");
 }
 
 TEST(LaunchError, IntegerArgumentOutOfRange) {
   kl::Buffer<float> out(16);
-  EXPECT_EQ(
-      invalid_argument([&] { kl::compile<error_kernels::fill>().launch(kl::Grid(1), out, std::int64_t{1} << 33); }),
-      "launch error_kernels::fill: argument 1 is i32 but the value 8589934592 does not fit");
-  EXPECT_EQ(invalid_argument([&] { kl::compile<error_kernels::fill_unsigned>().launch(kl::Grid(1), out, -1); }),
+  EXPECT_EQ(invalid_argument_error(
+                [&] { kl::compile<error_kernels::fill>().launch(kl::Grid(1), out, std::int64_t{1} << 33); }),
+            "launch error_kernels::fill: argument 1 is i32 but the value 8589934592 does not fit");
+  EXPECT_EQ(invalid_argument_error([&] { kl::compile<error_kernels::fill_unsigned>().launch(kl::Grid(1), out, -1); }),
             "launch error_kernels::fill_unsigned: argument 1 is u32 but the value -1 does not fit");
 }
 

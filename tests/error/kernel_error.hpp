@@ -1,7 +1,9 @@
-// The message of the KernelError a launch throws, for the error tests that
-// compare run-time faults verbatim.
+// The message of the KernelError a launch throws, or of the
+// std::invalid_argument a launch or library call refuses its arguments with,
+// for the error tests that compare them verbatim.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include "kiln/kiln.hpp"
@@ -14,6 +16,17 @@ std::string kernel_error(Launch launch) {
   try {
     launch();
   } catch (const kiln::runtime::KernelError& e) {
+    return e.what();
+  }
+  return "<ran without error>";
+}
+
+/// The std::invalid_argument message of `call()`, or "<ran without error>".
+template <class Call>
+std::string invalid_argument_error(Call call) {
+  try {
+    call();
+  } catch (const std::invalid_argument& e) {
     return e.what();
   }
   return "<ran without error>";
