@@ -107,11 +107,12 @@ class Parser {
     define(name, fn_->add_argument(block, parse_type()));
   }
 
-  // `i32`, `ptr<f32>`, `tile<64x32xf16>`, `tile<128xptr<f32>>`.
+  // `i32`, `ptr<f32>`, `tile<64x32xf16>`, `tile<128xptr<f32>>`, `shared<3x64x32xf16>`.
   Type parse_type() {
     const Token t = lex_.next();
-    if (!t.is_word("tile")) return parse_element_type(t);
-    expect('<', "after 'tile'");
+    const bool shared = t.is_word("shared");
+    if (!shared && !t.is_word("tile")) return parse_element_type(t);
+    expect('<', shared ? "after 'shared'" : "after 'tile'");
     Shape shape;
     do {
       const Token dim = lex_.next();
@@ -123,9 +124,15 @@ class Parser {
         lex_.error(after, "expected 'x' after tile dimension, got " + after.describe());
       }
     } while (lex_.next_is_digit());
-    const Type element = parse_element_type(lex_.next());
-    expect('>', "to close the tile type");
-    return element.with_shape(std::move(shape));
+    const Token element_token = lex_.next();
+    const Type element = parse_element_type(element_token);
+    if (!shared) {
+      expect('>', "to close the tile type");
+      return element.with_shape(std::move(shape));
+    }
+    if (element.is_pointer) lex_.error(element_token, "a shared buffer holds numbers, got " + element_token.describe());
+    expect('>', "to close the shared type");
+    return Type::shared(element.dtype, std::move(shape));
   }
   Type parse_element_type(const Token& t) {
     if (t.is_word("ptr")) {

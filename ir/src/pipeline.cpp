@@ -1,5 +1,6 @@
 // The generic optimisation pipeline: canonicalize, cse, licm, dce to a fixed
-// point, each pass timed, dumped and verified on request.
+// point, then software pipelining and the four again, each pass timed, dumped
+// and verified on request.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -28,27 +29,36 @@ constexpr Pass kPasses[] = {
 // quickly; the cap only guards against two rewrites undoing each other.
 constexpr int kMaxRounds = 10;
 
-bool run_pass(const Pass& pass, Function& fn, const PipelineOptions& options, std::ostream& log) {
+template <class Run>
+bool run_pass(const char* name, Run run, Function& fn, const PipelineOptions& options, std::ostream& log) {
   const auto start = std::chrono::steady_clock::now();
-  const bool changed = pass.run(fn);
+  const bool changed = run(fn);
   if (options.timing) {
     const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.2f", elapsed.count());
-    log << "pass " << pass.name << ": " << ms << " ms\n";
+    log << "pass " << name << ": " << ms << " ms\n";
   }
-  if (options.dump_after == "all" || options.dump_after == pass.name) {
-    log << "// after " << pass.name << "\n";
+  if (options.dump_after == "all" || options.dump_after == name) {
+    log << "// after " << name << "\n";
     print(log, fn);
   }
   if (options.verify_each) {
     try {
       verify(fn);
     } catch (const IRError& e) {
-      throw IRError(std::string("after ") + pass.name + ": " + e.what());
+      throw IRError(std::string("after ") + name + ": " + e.what());
     }
   }
   return changed;
+}
+
+void simplify(Function& fn, const PipelineOptions& options, std::ostream& log) {
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool changed = false;
+    for (const Pass& pass : kPasses) changed |= run_pass(pass.name, pass.run, fn, options, log);
+    if (!changed) break;
+  }
 }
 
 }  // namespace
@@ -56,11 +66,9 @@ bool run_pass(const Pass& pass, Function& fn, const PipelineOptions& options, st
 void optimize(Function& fn, const PipelineOptions& options) {
   std::ostream& log = options.log ? *options.log : std::cerr;
   if (options.verify_each) verify(fn);
-  for (int round = 0; round < kMaxRounds; ++round) {
-    bool changed = false;
-    for (const Pass& pass : kPasses) changed |= run_pass(pass, fn, options, log);
-    if (!changed) break;
-  }
+  simplify(fn, options, log);
+  auto pipeline = [&](Function& f) { return pipeline_dot_loads(f, options.num_stages); };
+  if (options.num_stages > 1 && run_pass("pipeline", pipeline, fn, options, log)) simplify(fn, options, log);
 }
 
 }  // namespace kiln::ir

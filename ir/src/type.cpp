@@ -21,7 +21,7 @@ std::string shape_string(const Shape& s) {
 std::string to_string(const Type& t) {
   std::string elem = t.is_pointer ? "ptr<" + std::string(dtype_name(t.dtype)) + ">" : std::string(dtype_name(t.dtype));
   if (t.shape.empty()) return elem;
-  return "tile<" + shape_string(t.shape) + "x" + elem + ">";
+  return (t.is_shared ? "shared<" : "tile<") + shape_string(t.shape) + "x" + elem + ">";
 }
 
 }  // namespace kiln::ir

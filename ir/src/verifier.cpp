@@ -471,6 +471,57 @@ void verify_assert(const Operation& op) {
 
 void verify_barrier(const Operation&) {}
 
+// ---- Shared-memory buffers ------------------------------------------------------
+
+/// One slot of ring buffer `ring`'s type: a tile of its element.
+Type slot_type(const Type& ring) { return Type::tile(ring.dtype, Shape(ring.shape.begin() + 1, ring.shape.end())); }
+
+void expect_ring_and_slot(const Operation& op) {
+  const Value* ring = op.operands[0];
+  if (!ring->type.is_shared || ring->type.shape.size() < 2)
+    fail(op, "operand 0 must be a shared buffer of slots (shared<stages x tile>)", {ring});
+  expect_type(op, op.operands[1], Type::scalar(DType::i32), "the slot index");
+}
+
+void verify_local_alloc(const Operation& op) {
+  const Value* ring = op.result();
+  if (!ring->type.is_shared || ring->type.shape.size() < 2)
+    fail(op, "the result must be a shared buffer of slots (shared<stages x tile>)", {ring});
+}
+
+void verify_async_copy(const Operation& op) {
+  expect_operand_range(op, 3, 4, "buffer, slot, pointer, mask");
+  expect_ring_and_slot(op);
+  const Value* p = op.operands[2];
+  if (!p->type.is_pointer || !p->type.is_tile()) fail(op, "operand 2 must be a tile of pointers", {p});
+  if (pointee(p->type) != slot_type(op.operands[0]->type))
+    fail(op, "the pointers must point to one slot's elements", {p, op.operands[0]});
+  if (op.operands.size() > 3) expect_type(op, op.operands[3], bool_like(p->type), "mask");
+}
+
+void verify_async_wait(const Operation& op) {
+  if (int_attr(op, "pending") < 0) fail(op, "attribute 'pending' must be at least 0");
+}
+
+void verify_local_load(const Operation& op) {
+  expect_ring_and_slot(op);
+  expect_type(op, op.result(), slot_type(op.operands[0]->type), "result");
+}
+
+/// Shared buffers are made by local_alloc and used only as the buffer
+/// operand of async_copy and local_load.
+void verify_shared_uses(const Operation& op) {
+  for (std::size_t i = 0; i < op.operands.size(); ++i)
+    if (op.operands[i]->type.is_shared && !(i == 0 && (op.code == OpCode::async_copy || op.code == OpCode::local_load)))
+      fail(op, "operand " + std::to_string(i) + " is a shared buffer, which only async_copy and local_load take",
+           {op.operands[i]});
+  for (const Value* r : op.results)
+    if (r->type.is_shared && op.code != OpCode::local_alloc) fail(op, "only local_alloc makes a shared buffer", {r});
+  for (auto& region : op.regions)
+    for (const Value* argument : region->arguments)
+      if (argument->type.is_shared) fail(op, "a region argument cannot be a shared buffer", {argument});
+}
+
 using OpVerifier = void (*)(const Operation&);
 constexpr std::array kOpVerifiers = {
 #define KILN_OP(Enum, Text, NOperands, NResults, NRegions, Verifier, ...) &Verifier,
@@ -492,6 +543,10 @@ class Verifier {
 
   void run() {
     collect_definitions(fn_.body, nullptr);
+    for (const Value* argument : fn_.body.arguments)
+      if (argument->type.is_shared)
+        throw IRError("verify: kernel @" + fn_.name + ": argument %" + std::to_string(argument->id) + " is " +
+                      to_string(argument->type) + ", and only local_alloc makes a shared buffer");
     verify_argument_facts();
     verify_block(fn_.body);
   }
@@ -558,6 +613,7 @@ class Verifier {
       for (const Value* r : op->results) check_type_shape(op.get(), r);
       for (std::string_view name : required_attributes(*op))
         if (!op->has_attribute(name)) fail(*op, "missing attribute '" + std::string(name) + "'");
+      verify_shared_uses(*op);
       kOpVerifiers[static_cast<int>(op->code)](*op);
       for (auto& region : op->regions) verify_block(*region);
       for (const Value* r : op->results) make_visible(r);
@@ -598,10 +654,14 @@ class Verifier {
       if (!region || region->parent != &op) fail(op, "a region is not linked to its op");
   }
 
+  // Tile dimensions are positive powers of two; a shared buffer's slot count
+  // (its first dimension) is any positive number.
   void check_type_shape(const Operation* op, const Value* v) {
-    for (auto d : v->type.shape) {
+    for (std::size_t i = 0; i < v->type.shape.size(); ++i) {
+      const std::int64_t d = v->type.shape[i];
       std::string what;
       if (d <= 0) what = "dimensions must be positive";
+      else if (v->type.is_shared && i == 0) continue;
       else if (!std::has_single_bit(static_cast<std::uint64_t>(d)))
         what = "tile dimension " + std::to_string(d) + " is not a power of two (pad the tile to " +
                std::to_string(std::bit_ceil(static_cast<std::uint64_t>(d))) + " and mask the extra elements)";

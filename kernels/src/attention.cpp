@@ -23,13 +23,14 @@ template <class C, class F>
 decltype(auto) with_kernel(const RunOptions& options, F&& fn) {
   using T = kl::Scalar<C>;
   const bool causal = options.choices.at("causal") == "on";
-  const CompileOptions compile_options = attention_compile_options();
   if (options.choices.at("head_dim") == "64") {
     constexpr int block_m = attention_block_m<64>;
+    const CompileOptions compile_options = attention_compile_options<64>();
     if (causal) return fn(kl::compile<attention<T, 64, block_m, attention_block_n, true>>(compile_options));
     return fn(kl::compile<attention<T, 64, block_m, attention_block_n, false>>(compile_options));
   }
   constexpr int block_m = attention_block_m<128>;
+  const CompileOptions compile_options = attention_compile_options<128>();
   if (causal) return fn(kl::compile<attention<T, 128, block_m, attention_block_n, true>>(compile_options));
   return fn(kl::compile<attention<T, 128, block_m, attention_block_n, false>>(compile_options));
 }

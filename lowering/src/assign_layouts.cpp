@@ -26,6 +26,14 @@ using ir::OpCode;
 using ir::Operation;
 using ir::Value;
 
+/// The pointer tile of a global memory access (load, store, async_copy), or null.
+const Value* accessed_pointers(const Operation& op) {
+  const Value* pointers = op.code == OpCode::load || op.code == OpCode::store ? op.operands[0]
+                          : op.code == OpCode::async_copy                     ? op.operands[2]
+                                                                              : nullptr;
+  return pointers && pointers->type.is_tile() ? pointers : nullptr;
+}
+
 /// Union-find over the tile values of the kernel body.
 class Classes {
  public:
@@ -172,9 +180,8 @@ class LayoutAssignment {
   /// accesses of that rank (the tiles of one rank share a blocked layout).
   void measure_access_widths() {
     for (const Operation* op : all_ops_) {
-      if (op->code != OpCode::load && op->code != OpCode::store) continue;
-      const Value* pointers = op->operands[0];
-      if (!pointers->type.is_tile()) continue;
+      const Value* pointers = accessed_pointers(*op);
+      if (!pointers) continue;
       const int last = static_cast<int>(pointers->type.shape.size()) - 1;
       if (fastest_dimension(axes_.at(*pointers)) != last) continue;
       // A thread holds no more than its share of the tile, so small tiles are
@@ -283,13 +290,12 @@ class LayoutAssignment {
   void demand_transposed_access_layouts() {
     std::set<const Value*> along_rows, transposed;
     for (const Operation* op : all_ops_)
-      if ((op->code == OpCode::load || op->code == OpCode::store) && op->operands[0]->type.shape.size() == 2 &&
-          fastest_dimension(axes_.at(*op->operands[0])) == 1)
-        along_rows.insert(classes_.find(op->operands[0]));
+      if (const Value* pointers = accessed_pointers(*op);
+          pointers && pointers->type.shape.size() == 2 && fastest_dimension(axes_.at(*pointers)) == 1)
+        along_rows.insert(classes_.find(pointers));
     for (const Operation* op : all_ops_) {
-      if (op->code != OpCode::load && op->code != OpCode::store) continue;
-      const Value* pointers = op->operands[0];
-      if (pointers->type.shape.size() != 2 || fastest_dimension(axes_.at(*pointers)) != 0) continue;
+      const Value* pointers = accessed_pointers(*op);
+      if (!pointers || pointers->type.shape.size() != 2 || fastest_dimension(axes_.at(*pointers)) != 0) continue;
       if (along_rows.contains(classes_.find(pointers))) continue;
       const ir::Shape& shape = pointers->type.shape;
       const std::int64_t share = std::max<std::int64_t>(1, pointers->type.numel() / (kLanesPerWarp * num_warps_));
@@ -384,7 +390,8 @@ class LayoutAssignment {
 
   /// dot reads its accumulator in its result's layout, and a and b in the
   /// mma.sync fragment layouts (tensor cores) or in operand layouts derived
-  /// from the result's (FMA units).
+  /// from the result's (FMA units); an operand a local_load makes it reads
+  /// from the shared slot itself (codegen_shared_buffer.cpp).
   void record_dot_conversions(LayoutMap& layouts) const {
     for (const Operation* op : all_ops_) {
       if (op->code != OpCode::dot || op->operands.size() != 3 || op->operands[0]->type.shape.size() != 2) continue;
@@ -396,8 +403,9 @@ class LayoutAssignment {
         if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{value, lives_in, std::move(needed)});
       };
       for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}})
-        need(op->operands[index], tensor_cores ? dot_fragment_layout(*op, operand, num_warps_)
-                                               : dot_operand_layout(result, operand, k_size));
+        if (!reads_shared_slot(*op, index))
+          need(op->operands[index], tensor_cores ? dot_fragment_layout(*op, operand, num_warps_)
+                                                 : dot_operand_layout(result, operand, k_size));
       need(op->operands[2], result);
     }
   }

@@ -342,7 +342,8 @@ class AxisAnalysis {
       case ir::OpFamily::scan:
       case ir::OpFamily::control:
       case ir::OpFamily::terminator:
-      case ir::OpFamily::debug: return std::nullopt;
+      case ir::OpFamily::debug:
+      case ir::OpFamily::shared_buffer: return std::nullopt;
     }
     return std::nullopt;
   }
@@ -667,7 +668,10 @@ std::int64_t access_vector_width(const AxisInfoMap& infos, const ir::Operation& 
     return access_vector_width(infos, *access.operands[0], access.operands.size() > 1 ? access.operands[1] : nullptr);
   if (access.code == OpCode::store)
     return access_vector_width(infos, *access.operands[0], access.operands.size() > 2 ? access.operands[2] : nullptr);
-  throw std::invalid_argument("access_vector_width: '" + std::string(access.name()) + "' is not a load or store");
+  if (access.code == OpCode::async_copy)
+    return access_vector_width(infos, *access.operands[2], access.operands.size() > 3 ? access.operands[3] : nullptr);
+  throw std::invalid_argument("access_vector_width: '" + std::string(access.name()) +
+                              "' is not a load, store or async_copy");
 }
 
 }  // namespace kiln::lowering

@@ -27,6 +27,23 @@ namespace kiln::lowering {
 /// NVPTX address space of global memory, where every kernel pointer points.
 inline constexpr unsigned kGlobalAddressSpace = 1;
 
+/// A local_alloc's ring in the kernel's shared memory: slot s starts at
+/// `base + s * slot_bytes`, each laid out as `layout` (offset → coordinates).
+struct SharedRing {
+  llvm::Value* base = nullptr;
+  std::uint64_t slot_bytes = 0;
+  LinearLayout layout;
+  llvm::Type* memory_type = nullptr;
+};
+
+/// Where a local_load's tile is in shared memory: `element_offset` (i32)
+/// elements of the ring's memory type past its base. A dot reading it as a
+/// or b takes its fragments (or elements) from there, not from registers.
+struct SharedSlot {
+  llvm::Value* element_offset = nullptr;
+  const SharedRing* ring = nullptr;
+};
+
 /// The state of lowering one kernel: each IR value becomes the registers one
 /// thread holds of it (one for a scalar, the layout's register count for a
 /// tile, in register order).
@@ -49,6 +66,12 @@ struct KernelCodegen {
   /// first SharedScratch, and the bytes the largest op's scratch takes.
   llvm::GlobalVariable* shared_memory = nullptr;
   std::uint64_t shared_bytes = 0;
+  /// The rings (plan_shared_rings) take [0, ring_bytes) of shared memory for
+  /// the whole kernel; op scratch comes after them.
+  std::unordered_map<const ir::Value*, SharedRing> rings;
+  std::uint64_t ring_bytes = 0;
+  /// Each local_load result's slot.
+  std::unordered_map<const ir::Value*, SharedSlot> slots;
 
   KernelCodegen(const ir::Function& fn, const AxisInfoMap& axes, const LayoutMap& layouts, const GpuTarget& target,
                 llvm::Module& module)
@@ -96,7 +119,7 @@ inline constexpr unsigned kSharedAddressSpace = 3;
 /// at the same time (a dot's a and b) take consecutive aligned offsets.
 class SharedScratch {
  public:
-  explicit SharedScratch(KernelCodegen& cg) : cg_(cg) {}
+  explicit SharedScratch(KernelCodegen& cg) : cg_(cg), end_(cg.ring_bytes) {}
   /// A `ptr addrspace(3)` to `bytes` bytes at the first offset aligned to
   /// `alignment` after the regions this op took before.
   llvm::Value* take(std::uint64_t bytes, std::uint64_t alignment = 16);
@@ -105,6 +128,19 @@ class SharedScratch {
   KernelCodegen& cg_;
   std::uint64_t end_ = 0;
 };
+
+/// The kernel's dynamic shared-memory array (kSharedMemoryArray), created on first use.
+llvm::GlobalVariable* shared_memory_array(KernelCodegen& cg);
+
+/// Places every local_alloc's ring at the start of shared memory, each slot
+/// in a shared layout chosen for its copies and readers: swizzled against
+/// bank conflicts for the 16-byte copies and the ldmatrix reads when every
+/// reader is a tensor-core dot taking it as one operand, else row-major (the
+/// FMA units' dot reads rows and columns of it). Sets cg.ring_bytes.
+void plan_shared_rings(KernelCodegen& cg);
+/// The offset (i32, in elements of the ring's memory type) of slot `slot`
+/// (an i32 scalar value) of `ring` from its base.
+llvm::Value* ring_slot_offset(KernelCodegen& cg, const SharedRing& ring, const ir::Value& slot);
 
 /// Waits until every thread of the block has reached this point (bar.sync 0),
 /// its writes to shared memory visible to all.
@@ -124,15 +160,18 @@ auto round_trip_through_shared_memory(KernelCodegen& cg, Store store, Load load)
   return loaded;
 }
 
-/// A tile in shared memory at `base`, laid out as `shared` (offset → the
-/// tile's dimensions, shared_layout.hpp): each thread stores and loads the
+/// A tile in shared memory at `base` (plus `element_offset` elements, an
+/// i32 known only at run time, when given: a ring slot), laid out as
+/// `shared` (offset → the tile's dimensions, shared_layout.hpp). The run-time
+/// offset joins each element's 32-bit index, so that a slot's addresses stay
+/// one 32-bit register each. Each thread stores and loads the
 /// elements it holds in `layout`, as one vector access of up to 16 bytes per
 /// group of registers the two layouts make consecutive in memory
 /// (shared_vector_elements), or reads an mma fragment with ldmatrix.
 class SharedTile {
  public:
   SharedTile(KernelCodegen& cg, const LinearLayout& layout, const LinearLayout& shared, llvm::Type* memory_type,
-             llvm::Value* base);
+             llvm::Value* base, llvm::Value* element_offset = nullptr);
   /// Stores each distinct element of `values` (one per register; integers
   /// narrower than the memory type are zero-extended).
   void store(const std::vector<llvm::Value*>& values);
@@ -145,17 +184,19 @@ class SharedTile {
   std::vector<llvm::Value*> load_with_ldmatrix(const LdmatrixPlan& plan, llvm::Type* register_type, int first);
   /// Elements per access.
   int vector_width() const { return width_; }
+  /// The address of register `reg`'s element.
+  llvm::Value* address_of_register(int reg);
 
  private:
   /// The element at `thread_part` XOR `offset`, where `thread_bits` are the
   /// bits the thread part may have.
   llvm::Value* address(llvm::Value* thread_part, std::int32_t thread_bits, std::int32_t offset);
-  llvm::Value* address_of_register(int reg);
 
   KernelCodegen& cg_;
   OffsetBases offsets_;
   llvm::Type* memory_type_;
   llvm::Value* base_;
+  llvm::Value* element_offset_;
   llvm::Value* warp_part_ = nullptr;
   llvm::Value* thread_part_ = nullptr;
   std::int32_t warp_bits_ = 0, thread_bits_ = 0;
@@ -264,6 +305,12 @@ void emit_scan_op(KernelCodegen& cg, const ir::Operation& op);
 /// else each thread's accumulator registers from its rows of a and columns
 /// of b in the dot operand layouts, summed in k order on the FMA units.
 void emit_dot_op(KernelCodegen& cg, const ir::Operation& op);
+/// local_alloc, async_copy, async_commit, async_wait, local_load: the rings
+/// of pipelined loops (plan_shared_rings), cp.async into them.
+void emit_shared_buffer_op(KernelCodegen& cg, const ir::Operation& op);
+/// async_copy: cp.async of each thread's runs of its pointer tile into the
+/// slot, 0 bytes read where masked off (codegen_memory.cpp, beside the loads).
+void emit_async_copy(KernelCodegen& cg, const ir::Operation& op);
 /// atomic_rmw, atomic_cas: one LLVM atomicrmw/cmpxchg per element, by its
 /// acting copy only (DuplicatedElements), the old value delivered to all copies.
 void emit_atomic_op(KernelCodegen& cg, const ir::Operation& op);

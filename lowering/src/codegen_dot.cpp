@@ -14,7 +14,9 @@
 // stores and the fragment reads are free of bank conflicts) and read with
 // ldmatrix (.trans where the fragment runs across the stored rows), both
 // derived from the layouts (shared_access.hpp), each ldmatrix just before
-// the first mma that needs it. Each 16 x 8 accumulator tile a
+// the first mma that needs it. An operand a local_load makes (a pipelined
+// loop's ring slot, codegen_shared_buffer.cpp) is read from the slot the
+// same way, with no crossing of the dot's own. Each 16 x 8 accumulator tile a
 // warp holds takes one mma.sync per k of the instruction, in increasing k.
 //
 // FMA units (every other dot): each thread computes the accumulator
@@ -23,7 +25,8 @@
 // rows the whole row of a, for each of its columns the whole column of b.
 // An operand whose conversion to its dot operand layout stays inside each
 // thread (or that needs none) is read from registers, k fully unrolled. Any
-// other operand is converted through shared memory, lazily: every thread
+// other operand is converted through shared memory (or, from a local_load,
+// read from its row-major ring slot), lazily: every thread
 // stores the elements it holds, and after a barrier reads a[m, k] (b[k, n])
 // for its rows (columns) inside the k loop, so only one k's operands are
 // live at a time; a runtime loop over k when both operands are staged.
@@ -52,6 +55,7 @@
 #include "kiln/ir/attribute_enums.hpp"
 #include "kiln/lowering/dot_layout.hpp"
 #include "kiln/lowering/layout_conversion.hpp"
+#include "kiln/lowering/shared_layout.hpp"
 
 namespace kiln::lowering {
 
@@ -79,6 +83,7 @@ struct OperandSource {
   LinearLayout layout;            // the dot operand layout
   Registers registers;            // when read from registers
   llvm::Value* staged = nullptr;  // its first element in shared memory
+  bool from_slot = false;         // staged is a pipelined loop's ring slot, not this dot's scratch
   llvm::Type* memory_type = nullptr;
   std::int64_t columns = 0;  // of the staged tile
   /// The register holding compile-time coordinates (dim0, dim1).
@@ -116,7 +121,8 @@ class DotLowering {
     }
     OperandSource a_source = operand(0, dot_operand_layout(result, DotOperand::a, k_size_));
     OperandSource b_source = operand(1, dot_operand_layout(result, DotOperand::b, k_size_));
-    if (a_source.staged || b_source.staged) emit_barrier(cg_);
+    const bool crossing = (a_source.staged && !a_source.from_slot) || (b_source.staged && !b_source.from_slot);
+    if (crossing) emit_barrier(cg_);
 
     // Per result register, the index of its row among the thread's distinct
     // rows and of its column among its distinct columns.
@@ -145,7 +151,7 @@ class DotLowering {
         for (std::int32_t k = 0; k < k_size_; ++k)
           sums = step(sums, a_source, b_source, a_part, b_part, b_.getInt32(k), k);
     }
-    if (a_source.staged || b_source.staged) emit_barrier(cg_);
+    if (crossing) emit_barrier(cg_);
 
     Registers results;
     for (llvm::Value* sum : sums) results.push_back(from_work(sum));
@@ -177,7 +183,18 @@ class DotLowering {
   /// registers when the thread holds its elements, else staged in shared memory.
   OperandSource operand(int index, LinearLayout needed) {
     const ir::Value& value = *op_.operands[static_cast<std::size_t>(index)];
-    OperandSource source{std::move(needed), {}, nullptr, nullptr, 0, {}};
+    OperandSource source{std::move(needed), {}, nullptr, false, nullptr, 0, {}};
+    if (reads_shared_slot(op_, index)) {
+      const SharedSlot& slot = cg_.slots.at(&value);
+      if (slot.ring->layout != row_major_shared_layout(slot.ring->layout.out_dims()))
+        throw InternalError("dot: operand %" + std::to_string(value.id) +
+                            " is in a swizzled ring slot, which the FMA units do not read (" + op_place(op_) + ")");
+      source.staged = b_.CreateGEP(slot.ring->memory_type, slot.ring->base, slot.element_offset);
+      source.from_slot = true;
+      source.columns = value.type.shape[1];
+      source.memory_type = slot.ring->memory_type;
+      return source;
+    }
     const LinearLayout& lives_in = cg_.layouts.at(value);
     const LayoutConversion* conversion = cg_.layouts.conversion(op_, value);
     if (conversion && conversion->to != source.layout)
@@ -321,6 +338,10 @@ class DotLowering {
     for (int index : {0, 1}) {
       const ir::Value& value = *op_.operands[static_cast<std::size_t>(index)];
       LinearLayout needed = dot_fragment_layout(op_, index == 0 ? DotOperand::a : DotOperand::b, cg_.target.num_warps);
+      if (reads_shared_slot(op_, index)) {
+        read_from_slot(fragments[index], cg_.slots.at(&value), needed, element_bytes);
+        continue;
+      }
       // Derived here rather than looked up: x @ x reads one value in two
       // fragment layouts, and layout assignment keys conversions by value.
       const LinearLayout& lives_in = cg_.layouts.at(value);
@@ -353,6 +374,16 @@ class DotLowering {
       else fragment.values = fragment.tile->load(memory_type);
     }
     return true;
+  }
+
+  /// A fragment read from a pipelined loop's ring slot (no crossing of its
+  /// own: the loop's barrier made the slot visible), with ldmatrix where the
+  /// ring's layout allows.
+  void read_from_slot(Fragment& fragment, const SharedSlot& slot, const LinearLayout& needed, int element_bytes) {
+    fragment.tile.emplace(cg_, needed, slot.ring->layout, slot.ring->memory_type, slot.ring->base, slot.element_offset);
+    fragment.plan = plan_ldmatrix(needed, slot.ring->layout, element_bytes);
+    if (fragment.plan) fragment.values.assign(static_cast<std::size_t>(needed.in_dim_size("register")), nullptr);
+    else fragment.values = fragment.tile->load(slot.ring->memory_type);
   }
 
   /// Register `reg` of a fragment, reading its ldmatrix group first when it is not read yet.

@@ -133,6 +133,7 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
   for (std::size_t i = 0; i < fn.body.arguments.size(); ++i)
     cg.define(*fn.body.arguments[i], {cg.kernel->getArg(static_cast<unsigned>(i))});
 
+  plan_shared_rings(cg);
   for (const auto& op : fn.body.ops) emit_op(cg, *op);
   cg.builder.CreateRetVoid();
   finish_shared_memory(cg);
@@ -200,6 +201,11 @@ void emit_op(KernelCodegen& cg, const ir::Operation& op) {
     case ir::OpFamily::scan: emit_scan_op(cg, op); return;
     case ir::OpFamily::control: emit_control_flow_op(cg, op); return;
     case ir::OpFamily::debug: emit_debug_op(cg, op); return;
+    case ir::OpFamily::shared_buffer: {
+      const PlaceMetadata place(cg.builder, op);
+      emit_shared_buffer_op(cg, op);
+      return;
+    }
     case ir::OpFamily::terminator: throw InternalError("a yield outside the end of a region (" + op_place(op) + ")");
   }
 }

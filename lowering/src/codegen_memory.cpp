@@ -28,6 +28,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
 #include "codegen.hpp"
 #include "kiln/ir/attribute_enums.hpp"
 
@@ -63,11 +65,12 @@ std::int64_t layout_run_length(const LinearLayout& layout, int dim) {
   return std::int64_t{1} << k;
 }
 
-/// Elements per access of `op` (a load or store): the axis analysis's width
-/// along the fastest dimension of its addresses, limited by what the layout
-/// keeps together along it (a tile read transposed runs along dim0).
+/// Elements per access of `op` (a load, store or async_copy): the axis
+/// analysis's width along the fastest dimension of its addresses, limited by
+/// what the layout keeps together along it (a tile read transposed runs
+/// along dim0).
 int access_width(const KernelCodegen& cg, const ir::Operation& op) {
-  const ir::Value& pointers = *op.operands[0];
+  const ir::Value& pointers = *op.operands[op.code == OpCode::async_copy ? 2 : 0];
   if (!pointers.type.is_tile()) return 1;
   const int fastest = fastest_dimension(cg.axes.at(pointers));
   return static_cast<int>(
@@ -209,6 +212,70 @@ void emit_store(KernelCodegen& cg, const ir::Operation& op) {
     }
   }
 }
+
+/// The cp.async intrinsic copying `bytes` (4, 8 or 16) with a source size
+/// operand: 16-byte copies bypass L1 (.cg), as Triton's do.
+llvm::Intrinsic::ID cp_async_intrinsic(std::int64_t bytes) {
+  switch (bytes) {
+    case 4: return llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+    case 8: return llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s;
+    default: return llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s;
+  }
+}
+
+}  // namespace
+
+void emit_async_copy(KernelCodegen& cg, const ir::Operation& op) {
+  const ir::Value& pointer_tile = *op.operands[2];
+  const SharedRing& ring = cg.rings.at(op.operands[0]);
+  const auto& pointers = cg.values_of(pointer_tile);
+  const auto* mask = op.operands.size() > 3 ? &cg.values_of(*op.operands[3], pointers.size(), op) : nullptr;
+  SharedTile slot(cg, cg.layouts.at(pointer_tile), ring.layout, ring.memory_type, ring.base,
+                  ring_slot_offset(cg, ring, *op.operands[1]));
+  const auto element_bytes = static_cast<std::int64_t>(cg.module.getDataLayout().getTypeAllocSize(ring.memory_type));
+  int width = std::min(access_width(cg, op), slot.vector_width());
+  while (width * element_bytes > 16) width /= 2;
+  DuplicatedElements copies(cg, pointer_tile);
+  llvm::Value* thread_acts = copies.thread_acts();
+  llvm::IRBuilderBase& b = cg.builder;
+
+  for (std::size_t first = 0; first < pointers.size(); first += static_cast<std::size_t>(width)) {
+    bool run_acts = true;
+    for (int i = 0; i < width; ++i) run_acts &= copies.register_may_act(static_cast<int>(first) + i);
+    const std::int64_t bytes = width * element_bytes;
+    if (run_acts && bytes >= 4) {
+      llvm::Value* size = b.getInt32(static_cast<std::uint32_t>(bytes));
+      if (mask) size = b.CreateSelect((*mask)[first], size, b.getInt32(0));
+      llvm::Value* destination = slot.address_of_register(static_cast<int>(first));
+      guarded(cg, thread_acts, "copy",
+              [&] { b.CreateIntrinsic(cp_async_intrinsic(bytes), {}, {destination, pointers[first], size}); });
+      continue;
+    }
+    // Runs narrower than 4 bytes, or partly duplicated: each acting element is
+    // loaded and stored now, which lands before any wait, as the IR allows.
+    for (std::size_t reg = first; reg < first + static_cast<std::size_t>(width); ++reg) {
+      if (!copies.register_may_act(static_cast<int>(reg))) continue;
+      llvm::Value* destination = slot.address_of_register(static_cast<int>(reg));
+      llvm::Value* zero = llvm::Constant::getNullValue(ring.memory_type);
+      guarded(cg, thread_acts, "copy", [&] {
+        llvm::BasicBlock* before = b.GetInsertBlock();
+        llvm::Value* loaded = nullptr;
+        llvm::BasicBlock* loaded_in = guarded(cg, mask ? (*mask)[reg] : nullptr, "copy.load",
+                                              [&] { loaded = b.CreateLoad(ring.memory_type, pointers[reg]); });
+        llvm::Value* value = loaded;
+        if (mask) {
+          llvm::PHINode* phi = b.CreatePHI(ring.memory_type, 2);
+          phi->addIncoming(loaded, loaded_in);
+          phi->addIncoming(zero, before);
+          value = phi;
+        }
+        b.CreateStore(value, destination);
+      });
+    }
+  }
+}
+
+namespace {
 
 void emit_addptr(KernelCodegen& cg, const ir::Operation& op) {
   const ir::Value& result = *op.result();

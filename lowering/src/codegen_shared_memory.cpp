@@ -10,18 +10,23 @@
 
 namespace kiln::lowering {
 
-llvm::Value* SharedScratch::take(std::uint64_t bytes, std::uint64_t alignment) {
-  if (!cg_.shared_memory) {
-    auto* array = llvm::ArrayType::get(cg_.builder.getInt8Ty(), 0);
-    cg_.shared_memory =
-        new llvm::GlobalVariable(cg_.module, array, false, llvm::GlobalValue::ExternalLinkage, nullptr,
+llvm::GlobalVariable* shared_memory_array(KernelCodegen& cg) {
+  if (!cg.shared_memory) {
+    auto* array = llvm::ArrayType::get(cg.builder.getInt8Ty(), 0);
+    cg.shared_memory =
+        new llvm::GlobalVariable(cg.module, array, false, llvm::GlobalValue::ExternalLinkage, nullptr,
                                  kSharedMemoryArray, nullptr, llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-    cg_.shared_memory->setAlignment(llvm::Align(16));
+    cg.shared_memory->setAlignment(llvm::Align(16));
   }
+  return cg.shared_memory;
+}
+
+llvm::Value* SharedScratch::take(std::uint64_t bytes, std::uint64_t alignment) {
+  llvm::GlobalVariable* array = shared_memory_array(cg_);
   const std::uint64_t offset = (end_ + alignment - 1) / alignment * alignment;
   end_ = offset + bytes;
   cg_.shared_bytes = std::max(cg_.shared_bytes, end_);
-  return cg_.builder.CreateConstInBoundsGEP1_64(cg_.builder.getInt8Ty(), cg_.shared_memory, offset);
+  return cg_.builder.CreateConstInBoundsGEP1_64(cg_.builder.getInt8Ty(), array, offset);
 }
 
 void emit_barrier(KernelCodegen& cg) { cg.builder.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }

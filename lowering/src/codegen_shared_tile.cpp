@@ -40,8 +40,12 @@ llvm::Intrinsic::ID ldmatrix_intrinsic(const LdmatrixPlan& plan) {
 }  // namespace
 
 SharedTile::SharedTile(KernelCodegen& cg, const LinearLayout& layout, const LinearLayout& shared,
-                       llvm::Type* memory_type, llvm::Value* base)
-    : cg_(cg), offsets_(register_offsets(layout, shared)), memory_type_(memory_type), base_(base) {
+                       llvm::Type* memory_type, llvm::Value* base, llvm::Value* element_offset)
+    : cg_(cg),
+      offsets_(register_offsets(layout, shared)),
+      memory_type_(memory_type),
+      base_(base),
+      element_offset_(element_offset) {
   llvm::IRBuilderBase& b = cg.builder;
   warp_part_ = xor_of_set_bits(b, b.getInt32(0), offsets_.warps, cg.warp);
   thread_part_ = xor_of_set_bits(b, warp_part_, offsets_.lanes, cg.lane);
@@ -59,6 +63,7 @@ llvm::Value* SharedTile::address(llvm::Value* thread_part, std::int32_t thread_b
   const std::int32_t xored = offset & thread_bits, added = offset & ~thread_bits;
   llvm::Value* index =
       xored == 0 ? thread_part : b.CreateXor(thread_part, b.getInt32(static_cast<std::uint32_t>(xored)));
+  if (element_offset_) index = b.CreateAdd(element_offset_, index);
   llvm::Value* address = b.CreateGEP(memory_type_, base_, index);
   return added == 0 ? address : b.CreateConstGEP1_32(memory_type_, address, static_cast<unsigned>(added));
 }

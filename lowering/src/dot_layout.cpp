@@ -168,6 +168,11 @@ LinearLayout dot_accumulator_layout(const ir::Operation& dot, int num_warps) {
   return mma_accumulator_layout(m_size, n_size, mma_warps(m_size, n_size, num_warps), num_warps);
 }
 
+bool reads_shared_slot(const ir::Operation& dot, int index) {
+  const ir::Operation* def = dot.operands.at(static_cast<std::size_t>(index))->def;
+  return index < 2 && def && def->code == ir::OpCode::local_load;
+}
+
 LinearLayout dot_fragment_layout(const ir::Operation& dot, DotOperand operand, int num_warps) {
   const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
   const std::int64_t k_size = dot.operands[0]->type.shape[1];

@@ -1,6 +1,7 @@
 // print (one line per op and program on stdout), assert (a KernelError
 // naming the first false element) and barrier (tile ops already run in
-// program order here, so it only ends the hazard check's window).
+// program order here, so it only ends the hazard check's window and makes
+// landed async copies visible).
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -75,7 +76,10 @@ KILN_ROUTINE void run_assert(const Instr& ins, Exec& ex) {
                 (ins.param[0] ? ", element " + std::to_string(i) : std::string()) + ")");
 }
 
-KILN_ROUTINE void run_barrier(const Instr&, Exec& ex) { ex.hazards.clear(); }
+KILN_ROUTINE void run_barrier(const Instr&, Exec& ex) {
+  ex.hazards.clear();
+  ex.rings.barrier();
+}
 
 }  // namespace
 

@@ -138,6 +138,7 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
           ex.pid = {static_cast<int>(id % grid[0]), static_cast<int>(id / grid[0] % grid[1]),
                     static_cast<int>(id / (static_cast<std::int64_t>(grid[0]) * grid[1]))};
           ex.hazards.clear();
+          ex.rings.clear();
           interp::run_code(program.body.code, ex);
         }
       }

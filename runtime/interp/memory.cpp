@@ -11,6 +11,7 @@
 #include "fault.hpp"
 #include "footprint.hpp"
 #include "program.hpp"
+#include "shared_buffer.hpp"
 
 namespace kiln::runtime::interp {
 
@@ -56,10 +57,9 @@ void write(std::uint64_t address, U v) {
 /// bounds, so reading the masked-off lanes inside it is harmless); lanes
 /// outside the mask take `other`, or 0.
 template <class U, bool Bool>
-KILN_ROUTINE void run_load(const Instr& ins, Exec& ex) {
+void load_values(const Instr& ins, Exec& ex, U* out) {
   const std::int64_t n = ins.n;
   const std::uint64_t* p = ex.at<std::uint64_t>(ins.in[0]);
-  U* out = ex.at<U>(ins.out[0]);
   const std::uint8_t* mask = ins.param[0] ? ex.at<std::uint8_t>(ins.in[1]) : nullptr;
   const U* other = ins.param[2] ? ex.at<U>(ins.in[2]) : nullptr;
   const bool other_tile = other && !ins.param[3];
@@ -105,6 +105,32 @@ KILN_ROUTINE void run_load(const Instr& ins, Exec& ex) {
   ex.stats.bytes_read += static_cast<std::uint64_t>(access.active) * sizeof(U);
 }
 
+template <class U, bool Bool>
+KILN_ROUTINE void run_load(const Instr& ins, Exec& ex) {
+  load_values<U, Bool>(ins, ex, ex.at<U>(ins.out[0]));
+}
+
+/// in: pointers, mask (as bound for a load), ring, slot. Reads global memory
+/// now into the slot's copy in flight, which lands at its wait (ring_state.hpp).
+template <class U, bool Bool>
+KILN_ROUTINE void run_async_copy(const Instr& ins, Exec& ex) {
+  const std::size_t last = ins.in.size() - 1;
+  const RingView ring = ring_view(ins.in[last - 1], ex);
+  RingSlot& slot = checked_slot(ring, *ex.at<std::int32_t>(ins.in[last]), ins, ex);
+  if (slot.phase == RingSlot::Phase::in_flight)
+    fault(ex, "async_copy" + at_line(ins) + " in " + program_string(ex) + " copies into slot " +
+                  std::to_string(ring.index_of(slot)) + " while the copy of async_copy" + at_line(*slot.copy) +
+                  " into it is in flight");
+  if (slot.read_since_barrier)
+    fault(ex, "async_copy" + at_line(ins) + " in " + program_string(ex) + " overwrites slot " +
+                  std::to_string(ring.index_of(slot)) + ", which local_load" + at_line(*slot.reader) +
+                  " read with no barrier between: on a GPU other threads may still be reading it");
+  load_values<U, Bool>(ins, ex, reinterpret_cast<U*>(ring.in_flight(ring.index_of(slot))));
+  slot.phase = RingSlot::Phase::in_flight;
+  slot.group = ex.rings.open_group();
+  slot.copy = &ins;
+}
+
 /// param: [has mask, mask is one scalar]. Masked-off lanes are never written:
 /// another program may own them.
 template <class U>
@@ -148,6 +174,21 @@ void require_pointer(const ir::Operation& op) {
 }
 
 }  // namespace
+
+void bind_async_copy(const ir::Operation& op, Instr& ins) {
+  const ir::Type& pointers = op.operands[2]->type;
+  std::vector<SlotRef> in = {ins.in[2]};
+  if (op.operands.size() > 3) in.push_back(ins.in[3]);
+  in.push_back(ins.in[0]);
+  in.push_back(ins.in[1]);
+  ins.in = std::move(in);
+  ins.n = pointers.numel();
+  ins.param[0] = op.operands.size() > 3;
+  ins.run = with_width(ir::dtype_bytes(pointers.dtype), [&](auto u) -> Routine {
+    using U = decltype(u);
+    return pointers.dtype == ir::DType::i1 ? &run_async_copy<U, true> : &run_async_copy<U, false>;
+  });
+}
 
 void bind_memory(const ir::Operation& op, Instr& ins) {
   require_pointer(op);

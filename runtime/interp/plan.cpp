@@ -20,7 +20,18 @@ namespace {
 
 constexpr std::size_t kAlignment = 64;
 
-std::size_t value_bytes(const ir::Type& t) { return static_cast<std::size_t>(t.numel()) * t.element_bytes(); }
+std::size_t value_bytes(const ir::Type& t) {
+  if (t.is_shared)
+    return RingView::frame_bytes(t.shape[0], static_cast<std::size_t>(t.numel() / t.shape[0]) * t.element_bytes());
+  return static_cast<std::size_t>(t.numel()) * t.element_bytes();
+}
+
+/// The operand of a memory op that holds its addresses, or null.
+const ir::Value* pointer_operand(const ir::Operation& op) {
+  const std::size_t index = op.code == ir::OpCode::async_copy ? 2 : 0;
+  if (op.operands.size() <= index || !op.operands[index]->type.is_pointer) return nullptr;
+  return op.operands[index];
+}
 
 /// Ops that compute the same value in every program of a launch:
 /// speculatable (pure and unable to fault), not the program's own position,
@@ -193,7 +204,8 @@ class SharedBuffers {
  public:
   SharedBuffers(const ir::Function& fn, const ir::Provenance& provenance) {
     walk(fn.body, [&](ir::Operation& op) {
-      if (op.code == ir::OpCode::load) loaded_.insert(provenance.source(op.operands[0]));
+      if (op.code == ir::OpCode::load || op.code == ir::OpCode::async_copy)
+        loaded_.insert(provenance.source(pointer_operand(op)));
       if (op.code == ir::OpCode::store) stored_.insert(provenance.source(op.operands[0]));
     });
   }
@@ -283,13 +295,14 @@ class Compiler {
     ins.in = slots(op.operands);
     ins.out = slots(op.results);
     ins.n = op.results.empty() ? 0 : op.results[0]->type.numel();
-    if (!op.operands.empty() && op.operands[0]->type.is_pointer) {
-      ins.source = provenance_.source(op.operands[0]);
-      ins.dtype = op.operands[0]->type.dtype;
+    if (const ir::Value* pointers = pointer_operand(op)) {
+      ins.source = provenance_.source(pointers);
+      ins.dtype = pointers->type.dtype;
     }
-    if (op.code == ir::OpCode::load || op.code == ir::OpCode::store) {
-      ins.check_hazards = shared_buffers_.may_meet(op.code, ins.source);
-      ins.access_shape = op.operands[0]->type.shape;
+    if (op.code == ir::OpCode::load || op.code == ir::OpCode::store || op.code == ir::OpCode::async_copy) {
+      ins.check_hazards =
+          shared_buffers_.may_meet(op.code == ir::OpCode::store ? op.code : ir::OpCode::load, ins.source);
+      ins.access_shape = pointer_operand(op)->type.shape;
     }
     if (const ir::Value* base = splat_base(op)) {
       ins.in[0] = slot(base);
@@ -311,6 +324,7 @@ class Compiler {
       case ir::OpFamily::scan: bind_reduce(op, ins); break;
       case ir::OpFamily::control: bind_control(op, ins); break;
       case ir::OpFamily::debug: bind_debug(op, ins); break;
+      case ir::OpFamily::shared_buffer: bind_shared_buffer(op, ins); break;
       case ir::OpFamily::terminator: unsupported(op, "a yield must end a region");
     }
     return ins;

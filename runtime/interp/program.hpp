@@ -13,6 +13,7 @@
 #include "kiln/ir/ir.hpp"
 #include "kiln/ir/provenance.hpp"
 #include "kiln/runtime/interpreter.hpp"
+#include "ring_state.hpp"
 
 namespace kiln::runtime {
 class FootprintCounter;
@@ -97,6 +98,7 @@ struct Exec {
   std::span<const KernelArgument> args;
   LaunchStats stats;
   HazardLog hazards;                       // the current program's accesses since its last barrier
+  RingState rings;                         // the current program's shared rings and copy groups
   FootprintCounter* footprints = nullptr;  // the launch's, when it counts them (FootprintCounting)
 
   template <class T>
@@ -124,7 +126,7 @@ void bind_dot(const ir::Operation& op, Instr& ins);
 void bind_reduce(const ir::Operation& op, Instr& ins);
 void bind_control(const ir::Operation& op, Instr& ins);
 void bind_debug(const ir::Operation& op, Instr& ins);
-
+void bind_shared_buffer(const ir::Operation& op, Instr& ins);
 /// Bytes of scratch the dot routine needs for `op`.
 std::size_t dot_scratch_bytes(const ir::Operation& op);
 

@@ -10,7 +10,11 @@ namespace kiln::runtime {
 namespace {
 std::unique_ptr<ir::Function> optimized_copy(const ir::Function& fn, const ProgramOptions& options) {
   auto copy = ir::clone(fn);
-  if (options.passes) ir::optimize(*copy, *options.passes);
+  if (options.passes) {
+    ir::PipelineOptions passes = *options.passes;
+    passes.num_stages = options.num_stages;
+    ir::optimize(*copy, passes);
+  }
   return copy;
 }
 }  // namespace

@@ -238,7 +238,7 @@ template <class T, int HEAD_DIM, bool CAUSAL>
 void expect_attention_lowers(const std::string& stem, bool tensor_cores, Spills spills) {
   constexpr int block_m = kernels::attention_block_m<HEAD_DIM>;
   auto compiled = kl::compile<kernels::attention<T, HEAD_DIM, block_m, kernels::attention_block_n, CAUSAL>>(
-      kernels::attention_compile_options());
+      kernels::attention_compile_options<HEAD_DIM>());
   // q, k, v, o, lse, seq, heads, sm_scale, stride_batch, stride_head, stride_seq.
   const std::string facts = CAUSAL ? "aaaaaa--aaa" : "aaaaa---aaa";
   expect_lowers(
@@ -277,7 +277,7 @@ TEST(DotKernels, AttentionF32Head128) { expect_attention_variants_lower<kl::f32,
 TEST(DotKernels, AttentionF16Head64WithoutFacts) {
   constexpr int block_m = kernels::attention_block_m<64>;
   auto compiled = kl::compile<kernels::attention<kl::f16, 64, block_m, kernels::attention_block_n, false>>(
-      kernels::attention_compile_options());
+      kernels::attention_compile_options<64>());
   expect_lowers(compiled.ir(), "attention_f16_d64_m" + std::to_string(block_m), Spills::reported, false,
                 compiled.program().options().num_warps);
 }

@@ -1,11 +1,14 @@
 // The structure of the library's tensor-core loops in PTX, for sm_80 and
 // sm_90a at the configurations the library launches: the accumulator stays
 // in registers across the K loop (no f32 shared-memory traffic inside it),
-// the loop holds the expected mma.sync count and a bounded number of
-// barriers (two per crossing of shared memory), the operands arrive from
-// global memory in 16-byte loads (attention's K^T too, which runs along its
-// rows in memory) and reach their fragments through ldmatrix (no 16-bit
-// shared loads); attention's Q and P reach their dots from registers.
+// the loop holds the expected mma.sync count, and the operands reach their
+// fragments through ldmatrix (no 16-bit shared loads). Pipelined (matmul, 3
+// stages) they arrive by 16-byte cp.async into the rings, with one
+// wait_group leaving the next stages' copies in flight, one barrier and no
+// loads or stores of their own; unpipelined (attention at head_dim 64) in
+// 16-byte loads (K^T too, which runs along its rows in memory) staged with
+// at most two barriers per crossing. Attention's Q and P reach their dots
+// from registers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,22 +33,37 @@ int f32_shared_accesses(std::string_view ptx) {
   return total;
 }
 
-/// Checks the innermost loop holding mma.sync of `fn` compiled for sm_80 and
-/// sm_90a: `ldmatrix` and `ldmatrix_trans` x4 loads per iteration.
-void expect_mma_loop(const ir::Function& fn, int num_warps, int mma_per_iteration, int max_barriers, int ldmatrix,
-                     int ldmatrix_trans, const std::string& stem) {
+/// What one iteration of a tensor-core loop holds: mma.sync, ldmatrix and
+/// ldmatrix.trans x4, 16-byte cp.async (0: not pipelined) and, when not
+/// pipelined, at most `max_barriers` barriers.
+struct MmaLoop {
+  int mma, ldmatrix, ldmatrix_trans, copies, max_barriers;
+};
+
+/// Checks the innermost loop holding mma.sync of `fn` compiled for sm_80 and sm_90a.
+void expect_mma_loop(const ir::Function& fn, int num_warps, const MmaLoop& expected, const std::string& stem) {
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = num_warps});
     const std::string_view loop = innermost_loop_holding(kernel.ptx, "mma.sync");
     ASSERT_FALSE(loop.empty()) << stem << " " << arch << ": no loop holds mma.sync:\n" << kernel.ptx;
-    EXPECT_EQ(count(loop, "mma.sync.aligned.m16n8k16"), mma_per_iteration) << stem << " " << arch;
+    EXPECT_EQ(count(loop, "mma.sync.aligned.m16n8k16"), expected.mma) << stem << " " << arch;
     EXPECT_EQ(f32_shared_accesses(loop), 0) << stem << " " << arch << ": f32 shared traffic in the loop:\n" << loop;
-    EXPECT_LE(count(loop, "bar.sync"), max_barriers) << stem << " " << arch << ":\n" << loop;
-    EXPECT_EQ(count(loop, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), ldmatrix) << stem << " " << arch;
-    EXPECT_EQ(count(loop, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), ldmatrix_trans) << stem << " " << arch;
-    EXPECT_EQ(count(loop, "ld.global.") - count(loop, "ld.global.v4."), 0)
-        << stem << " " << arch << ": operands loaded from global memory in pieces narrower than 16 bytes:\n"
-        << loop;
+    EXPECT_EQ(count(loop, "cp.async.cg.shared.global"), expected.copies) << stem << " " << arch << ":\n" << loop;
+    if (expected.copies > 0) {
+      EXPECT_EQ(count(loop, "bar.sync"), 1) << stem << " " << arch << ":\n" << loop;
+      EXPECT_EQ(count(loop, "cp.async.wait_group 1;"), 1) << stem << " " << arch << ":\n" << loop;
+      EXPECT_EQ(count(loop, "ld.global.") + count(loop, "st.shared."), 0)
+          << stem << " " << arch << ": operands loaded or staged outside the pipeline:\n"
+          << loop;
+    } else {
+      EXPECT_LE(count(loop, "bar.sync"), expected.max_barriers) << stem << " " << arch << ":\n" << loop;
+      EXPECT_EQ(count(loop, "ld.global.") - count(loop, "ld.global.v4."), 0)
+          << stem << " " << arch << ": operands loaded from global memory in pieces narrower than 16 bytes:\n"
+          << loop;
+    }
+    EXPECT_EQ(count(loop, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), expected.ldmatrix) << stem << " " << arch;
+    EXPECT_EQ(count(loop, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), expected.ldmatrix_trans)
+        << stem << " " << arch;
     EXPECT_EQ(count(loop, "ld.shared.b16") + count(loop, "ld.shared.u16"), 0)
         << stem << " " << arch << ": operands read from shared memory one element at a time:\n"
         << loop;
@@ -61,11 +79,13 @@ constexpr int kMatmulMmaPerIteration = 8 * 2;
 template <class T, kernels::Epilogue E>
 void expect_matmul_loop(const std::string& stem) {
   auto compiled = kl::compile<kernels::matmul<T, T, kBlockM, kBlockN, kBlockK, kGroupM, E>>();
-  // One crossing: a and b into their fragments together; each warp reads
-  // its 16 x 32 slice of a as 2 ldmatrix.x4 and all of b (32 x 64) as 8
-  // ldmatrix.x4.trans, since b is stored along N and its fragment runs along K.
+  // Each warp reads its 16 x 32 slice of a as 2 ldmatrix.x4 and all of b
+  // (32 x 64) as 8 ldmatrix.x4.trans, since b is stored along N and its
+  // fragment runs along K; the 128 threads copy a and b in 16-byte pieces.
   expect_mma_loop(compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized(), 4,
-                  kMatmulMmaPerIteration, 2, kBlockM / 4 * kBlockK / 256, kBlockK * kBlockN / 256, stem);
+                  {kMatmulMmaPerIteration, kBlockM / 4 * kBlockK / 256, kBlockK * kBlockN / 256,
+                   (kBlockM + kBlockN) * kBlockK * 2 / (16 * 128), 0},
+                  stem);
 }
 
 TEST(MmaStructure, MatmulF16KeepsTheAccumulatorInRegisters) {
@@ -82,19 +102,21 @@ TEST(MmaStructure, MatmulBf16WithItsEpilogueKeepsTheAccumulatorInRegisters) {
 template <class T, int HEAD_DIM>
 void expect_attention_loop(const std::string& stem) {
   constexpr int block_m = kernels::attention_block_m<HEAD_DIM>, block_n = kernels::attention_block_n;
-  auto compiled =
-      kl::compile<kernels::attention<T, HEAD_DIM, block_m, block_n, false>>(kernels::attention_compile_options());
+  auto compiled = kl::compile<kernels::attention<T, HEAD_DIM, block_m, block_n, false>>(
+      kernels::attention_compile_options<HEAD_DIM>());
   const int num_warps = compiled.program().options().num_warps;
   const int rows_per_warp_pass = 16 * std::min(num_warps, block_m / 16);
   const int m_tiles = block_m / rows_per_warp_pass;
   const int scores = m_tiles * (block_n / 8) * (HEAD_DIM / 16), output = m_tiles * (HEAD_DIM / 8) * (block_n / 16);
-  // Two crossings: K^T and V into their fragments (the key offsets reach
-  // both loads' layouts inside each thread). Every warp reads all of K^T
-  // (HEAD_DIM x BLOCK_N, loaded and stored along HEAD_DIM, its K: plain
-  // ldmatrix) and of V (BLOCK_N x HEAD_DIM, stored along HEAD_DIM, its N:
-  // ldmatrix.trans), 256 elements per x4.
-  expect_mma_loop(compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized(), num_warps, scores + output,
-                  4, HEAD_DIM * block_n / 256, block_n * HEAD_DIM / 256, stem);
+  // Unpipelined at head_dim 64 (attention_num_stages): two crossings, K^T
+  // and V into their fragments (the key offsets reach both loads' layouts
+  // inside each thread). Every warp reads all of K^T (HEAD_DIM x BLOCK_N,
+  // loaded and stored along HEAD_DIM, its K: plain ldmatrix) and of V
+  // (BLOCK_N x HEAD_DIM, stored along HEAD_DIM, its N: ldmatrix.trans), 256
+  // elements per x4.
+  static_assert(kernels::attention_num_stages<HEAD_DIM> == 1);
+  expect_mma_loop(compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized(), num_warps,
+                  {scores + output, HEAD_DIM * block_n / 256, block_n * HEAD_DIM / 256, 0, 4}, stem);
 }
 
 TEST(MmaStructure, AttentionF16Head64KeepsPAndTheAccumulatorInRegisters) {

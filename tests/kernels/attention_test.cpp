@@ -70,7 +70,7 @@ std::pair<std::vector<typename Case::type>, std::vector<float>> run_attention(co
   using T = kl::Scalar<C>;
   constexpr int block_m = kiln::kernels::attention_block_m<Case::head_dim>;
   auto kernel = kl::compile<attention<T, Case::head_dim, block_m, kiln::kernels::attention_block_n, Case::causal>>(
-      kiln::kernels::attention_compile_options());
+      kiln::kernels::attention_compile_options<Case::head_dim>());
   kernel.launch(kl::Grid(kl::cdiv(shape.seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, shape.seq,
                 shape.heads, static_cast<float>(shape.sm_scale), stride_batch, stride_head, stride_seq);
   return {bo.to_host(), blse.to_host()};

@@ -140,6 +140,15 @@ std::map<std::string, std::string> op_samples() {
   s["print"] = kernel("print", "%0: i32, %1: tile<4xf32>", "  print %0, %1 {prefix = \"x = \"}\n");
   s["assert"] = kernel("assert", "%0: tile<8xi1>", "  assert %0 {message = \"index out of bounds\"}\n");
   s["barrier"] = kernel("barrier", "%0: i32", "  barrier\n  %1 = add %0, %0 : i32\n");
+  s["local_alloc"] = kernel("local_alloc", "", "  %0 = local_alloc : shared<3x8x4xf16>\n");
+  s["async_copy"] = kernel("async_copy", "%0: tile<8x4xptr<f16>>, %1: tile<8x4xi1>",
+                           "  %2 = local_alloc : shared<3x8x4xf16>\n  %3 = constant {value = 1} : i32\n"
+                           "  async_copy %2, %3, %0\n  async_copy %2, %3, %0, %1\n");
+  s["async_commit"] = kernel("async_commit", "", "  async_commit\n");
+  s["async_wait"] = kernel("async_wait", "", "  async_wait {pending = 2}\n");
+  s["local_load"] = kernel("local_load", "",
+                           "  %0 = local_alloc : shared<2x8x4xi8>\n  %1 = constant {value = 0} : i32\n"
+                           "  %2 = local_load %0, %1 : tile<8x4xi8>\n");
   return s;
 }
 

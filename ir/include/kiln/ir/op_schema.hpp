@@ -13,24 +13,26 @@ namespace kiln::ir {
 
 /// Which interpreter routine and which code generator file implement an op.
 enum class OpFamily : std::uint8_t {
-  creation,     // constants, grid queries, arange
-  shape,        // splat, broadcast, expand_dims
-  rearrange,    // reshape, trans, join, split
-  elementwise,  // arithmetic, bitwise, comparisons, select, math
-  cast,         // cast, bitcast
-  memory,       // addptr, load, store
-  atomic,       // atomic read-modify-write and compare-and-swap
-  dot,          // matrix product
-  reduce,       // reduction over one axis with a combine region
-  scan,         // scan over one axis with a combine region
-  control,      // for, if, while
-  terminator,   // yield
-  debug,        // print, assert, barrier
+  creation,       // constants, grid queries, arange
+  shape,          // splat, broadcast, expand_dims
+  rearrange,      // reshape, trans, join, split
+  elementwise,    // arithmetic, bitwise, comparisons, select, math
+  cast,           // cast, bitcast
+  memory,         // addptr, load, store
+  atomic,         // atomic read-modify-write and compare-and-swap
+  dot,            // matrix product
+  reduce,         // reduction over one axis with a combine region
+  scan,           // scan over one axis with a combine region
+  control,        // for, if, while
+  terminator,     // yield
+  debug,          // print, assert, barrier
+  shared_buffer,  // local_alloc, async_copy, async_commit, async_wait, local_load
 };
 
 /// What an op does besides computing its results (not counting its regions'):
-/// `orders` is a barrier, which the program's loads and stores do not cross.
-enum class OpEffect : std::uint8_t { none, reads, writes, reports, orders };
+/// `orders` is a barrier, which the program's loads and stores do not cross;
+/// `allocates` makes a fresh buffer, so two such ops are never one.
+enum class OpEffect : std::uint8_t { none, reads, writes, reports, orders, allocates };
 
 /// Whether an op's tile operands and results share one layout (`joins`) or
 /// each has its own (`own`: shape changes, dot, reductions, regions).

@@ -27,15 +27,25 @@ bool hoist_loop_invariants(Function& fn);
 /// stays in the signature. Throws IRError if the count differs.
 void specialize(Function& fn, std::vector<ArgumentFacts> facts);
 
+/// Software pipelining (OPS.md, "Shared buffers"; software_pipeline.cpp):
+/// in each `for` loop that writes no memory, the loads feeding only `dot`
+/// operands a and b, with addresses computed from the induction variable,
+/// become async_copies issued `num_stages - 1` iterations ahead into rings of
+/// `num_stages` shared slots, read back with local_load. Nothing below 2
+/// stages. Returns true if a loop was pipelined.
+bool pipeline_dot_loads(Function& fn, int num_stages);
+
 struct PipelineOptions {
   std::string dump_after;       // pass name, or "all": print the IR after it to `log`
   bool timing = false;          // print each pass's wall time to `log`
   bool verify_each = true;      // run the verifier after every pass
   std::ostream* log = nullptr;  // defaults to std::cerr
+  int num_stages = 1;           // above 1: pipeline_dot_loads with this many stages
 };
 
-/// Runs, in order, to a fixed point: canonicalize, cse, licm, dce.
-/// Pass names for `dump_after`: "canonicalize", "cse", "licm", "dce".
+/// Runs, in order, to a fixed point: canonicalize, cse, licm, dce; then, when
+/// options.num_stages > 1 and a loop was pipelined, the four again.
+/// Pass names for `dump_after`: "canonicalize", "cse", "licm", "dce", "pipeline".
 void optimize(Function& fn, const PipelineOptions& options = {});
 
 }  // namespace kiln::ir

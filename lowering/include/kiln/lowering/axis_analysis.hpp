@@ -76,8 +76,8 @@ int fastest_dimension(const AxisInfo& pointers);
 /// of N as one). At least 1.
 std::int64_t access_vector_width(const AxisInfoMap& infos, const ir::Value& pointers, const ir::Value* mask = nullptr);
 
-/// access_vector_width for a `load` or `store` op (its pointer and, if
-/// present, mask operands); throws std::invalid_argument for other ops.
+/// access_vector_width for a `load`, `store` or `async_copy` op (its pointer
+/// and, if present, mask operands); throws std::invalid_argument for other ops.
 std::int64_t access_vector_width(const AxisInfoMap& infos, const ir::Operation& access);
 
 }  // namespace kiln::lowering

@@ -102,6 +102,11 @@ bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target);
 /// mma_accumulator_layout for its [M, N] tile and the target's warps.
 LinearLayout dot_accumulator_layout(const ir::Operation& dot, int num_warps);
 
+/// Whether `dot` reads operand `index` (0: a, 1: b) from a shared slot: the
+/// operand is a local_load's result, which the dot takes from shared memory
+/// in its fragment (or operand) layout rather than from registers.
+bool reads_shared_slot(const ir::Operation& dot, int index);
+
 /// The fragment layout of a tensor-core dot's operand a or b (mma_operand_layout).
 LinearLayout dot_fragment_layout(const ir::Operation& dot, DotOperand operand, int num_warps);
 

@@ -1,0 +1,120 @@
+// Software pipelining (num_stages) on every device: a tiled matmul whose K
+// loop the pipeliner rewrites into copies issued num_stages - 1 iterations
+// ahead gives, at 1 to 4 stages, results within the inner-product bound of
+// the double reference and bit for bit the result of the unpipelined
+// program (the products are summed in the same order), with tails in M, N
+// and K and with K shorter than the stages' tiles; its optimized IR holds
+// the ring ops the stages ask for.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/op_schema.hpp"
+#include "reference_support.hpp"
+
+namespace {
+
+namespace kl = kiln;
+using kiln::test::as_double;
+using kiln::test::expect_within;
+using kiln::test::gamma_bound;
+using kiln::test::random_values;
+template <class T>
+using P = kl::Ptr<kl::Scalar<T>>;
+
+// C = A @ B for row-major A (M x K), B (K x N) and C (M x N).
+template <class C, int BM, int BN, int BK>
+void matmul(P<C> a, P<C> b, P<float> c, kl::i32 m, kl::i32 n, kl::i32 k) {
+  auto rows = kl::expand_dims<1>(kl::program_id(0) * BM + kl::arange<BM>());
+  auto cols = kl::expand_dims<0>(kl::program_id(1) * BN + kl::arange<BN>());
+  auto k_across = kl::expand_dims<0>(kl::arange<BK>());
+  auto k_down = kl::expand_dims<1>(kl::arange<BK>());
+  kl::Var acc = kl::zeros<kl::f32, BM, BN>();
+  for (auto k0 : kl::range(0, k, BK)) {
+    auto ta = kl::load(a + rows * k + (k0 + k_across), (rows < m) & (k0 + k_across < k));
+    auto tb = kl::load(b + (k0 + k_down) * n + cols, (k0 + k_down < k) & (cols < n));
+    acc = kl::dot(ta, tb, acc);
+  }
+  kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
+}
+
+kl::CompileOptions stages(int num_stages) {
+  kl::CompileOptions options;
+  options.num_stages = num_stages;
+  return options;
+}
+
+int count_ops(const kiln::ir::Function& fn, kiln::ir::OpCode code) {
+  int n = 0;
+  kiln::ir::walk(fn.body, [&](kiln::ir::Operation& op) { n += op.code == code; });
+  return n;
+}
+
+template <class C>
+class PipelinedDot : public ::testing::Test {};
+using PipelinedTypes = ::testing::Types<float, kl::half, kl::bfloat16>;
+TYPED_TEST_SUITE(PipelinedDot, PipelinedTypes, kiln::test::DTypeNames);
+
+template <class C, int BM, int BN, int BK>
+void expect_every_depth_agrees(int m, int n, int k) {
+  const auto a = random_values<C>(static_cast<std::size_t>(m) * k, 71 + m + k);
+  const auto b = random_values<C>(static_cast<std::size_t>(k) * n, 72 + n + k);
+  auto ba = kl::Buffer<C>::from(a), bb = kl::Buffer<C>::from(b);
+  std::vector<double> want, bound;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0, magnitude = 0;
+      for (int t = 0; t < k; ++t) {
+        const double p =
+            as_double(a[static_cast<std::size_t>(i) * k + t]) * as_double(b[static_cast<std::size_t>(t) * n + j]);
+        sum += p;
+        magnitude += std::abs(p);
+      }
+      want.push_back(sum);
+      bound.push_back((gamma_bound(k, 0x1p-24) + gamma_bound(k, 0x1p-53)) * magnitude);
+    }
+  std::vector<float> unpipelined;
+  for (int depth = 1; depth <= 4; ++depth) {
+    const std::string what = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " at " +
+                             std::to_string(depth) + " stages";
+    auto out = kl::Buffer<float>::from(random_values<float>(static_cast<std::size_t>(m) * n, 73));
+    kl::compile<matmul<C, BM, BN, BK>>(stages(depth))
+        .launch(kl::Grid(kl::cdiv(m, BM), kl::cdiv(n, BN)), ba, bb, out, m, n, k);
+    const std::vector<float> got = out.to_host();
+    expect_within(got, want, bound, what.c_str());
+    if (depth == 1) unpipelined = got;
+    else EXPECT_EQ(got, unpipelined) << what << " differs from the unpipelined program";
+  }
+}
+
+TYPED_TEST(PipelinedDot, EveryDepthAgreesWithTailsInEveryDimension) {
+  expect_every_depth_agrees<TypeParam, 32, 32, 16>(37, 29, 45);
+  expect_every_depth_agrees<TypeParam, 64, 32, 32>(70, 40, 100);
+}
+
+TYPED_TEST(PipelinedDot, KShorterThanTheStagesTiles) {
+  expect_every_depth_agrees<TypeParam, 32, 32, 16>(33, 17, 10);
+  expect_every_depth_agrees<TypeParam, 32, 32, 16>(20, 20, 16);
+}
+
+TEST(PipelinedDot, TheOptimizedProgramHoldsARingPerOperand) {
+  using kiln::ir::OpCode;
+  for (int depth = 1; depth <= 4; ++depth) {
+    auto compiled = kl::compile<matmul<kl::half, 64, 64, 32>>(stages(depth));
+    const kiln::ir::Function& fn = compiled.program().optimized();
+    const bool pipelined = depth > 1;
+    EXPECT_EQ(count_ops(fn, OpCode::local_alloc), pipelined ? 2 : 0) << depth;
+    EXPECT_EQ(count_ops(fn, OpCode::load), pipelined ? 0 : 2) << depth;
+    EXPECT_EQ(count_ops(fn, OpCode::local_load), pipelined ? 2 : 0) << depth;
+    // depth - 1 iterations before the loop and one in each, two copies each.
+    EXPECT_EQ(count_ops(fn, OpCode::async_copy), pipelined ? 2 * depth : 0) << depth;
+    EXPECT_EQ(count_ops(fn, OpCode::async_commit), pipelined ? depth : 0) << depth;
+    EXPECT_EQ(count_ops(fn, OpCode::async_wait), pipelined ? 2 : 0) << depth;
+    EXPECT_EQ(count_ops(fn, OpCode::barrier), pipelined ? 1 : 0) << depth;
+  }
+}
+
+}  // namespace
