@@ -21,7 +21,12 @@
 // another thread still reads it from the previous iteration.
 //
 // A load qualifies when it has no `other` (a masked-off element of a copy is
-// 0), every use of its result is operand a or b of a `dot`, and its pointers
+// 0), every use of its result is operand a or b of a `dot` whose inputs are
+// narrower than 4 bytes or rounded to tf32 (the dots tensor cores run on a
+// GPU; an f32 dot on the FMA units does a thousand FMAs per thread per 64 x
+// 64 x 32 step, enough to hide its loads, and the rings' addressing would
+// cost it registers: the library's f32 matmul without alignment facts then
+// spills on sm_90a), and its pointers
 // and mask depend, inside the body, only on the induction variable through
 // speculatable ops (they are recomputed for later iterations, and for some
 // that never run). A loop qualifies when nothing in it writes memory: the
@@ -31,6 +36,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "kiln/ir/attribute_enums.hpp"
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/passes.hpp"
 #include "op_traits.hpp"
@@ -73,14 +79,20 @@ std::optional<std::vector<Operation*>> address_slice(const Operation& loop, cons
   return slice;
 }
 
-/// Whether every use of `value` is operand a or b of a dot.
+/// Whether `dot`'s inputs are narrower than 4 bytes or rounded to tf32.
+bool is_low_precision(const Operation& dot) {
+  const std::optional<Precision> precision = attribute_enum<Precision>(dot);
+  return dtype_bytes(dot.operands[0]->type.dtype) < 4 || (precision && *precision != Precision::ieee);
+}
+
+/// Whether every use of `value` is operand a or b of a low-precision dot.
 bool feeds_only_dots(const Value& value, const Block& body) {
   bool any = false, only = true;
   walk(body, [&](Operation& op) {
     for (std::size_t i = 0; i < op.operands.size(); ++i) {
       if (op.operands[i] != &value) continue;
       any = true;
-      only &= op.code == OpCode::dot && i < 2;
+      only &= op.code == OpCode::dot && i < 2 && is_low_precision(op);
     }
   });
   return any && only;

@@ -130,6 +130,7 @@ class LayoutAssignment {
     choose_rank_layouts();
     demand_accumulator_layouts();
     demand_transposed_access_layouts();
+    demand_copy_layouts();
     settle_slice_demands();
     derive_shape_op_layouts();
     LayoutMap layouts;
@@ -310,6 +311,31 @@ class LayoutAssignment {
       if (demands_.try_emplace(root, layout).first->second == layout) transposed.insert(root);
     }
     demand_broadcast_sources(transposed);
+  }
+
+  /// The pointers of a 2-D async_copy (a pipelined loop's operand tile, which
+  /// only the copy reads in registers) demand the blocked layout of their own
+  /// shape at their access width, not the kernel's layout of their rank,
+  /// which is sized by its largest tile and may hold each element of a
+  /// smaller tile in several threads (matmul's 64 x 32 a beside its 64 x 64
+  /// accumulator): each would copy it. Their broadcast sources follow.
+  /// Copies along dim0 took the transposed layout above.
+  void demand_copy_layouts() {
+    std::set<const Value*> demanded;
+    for (const Operation* op : all_ops_) {
+      if (op->code != OpCode::async_copy) continue;
+      const Value* pointers = op->operands[2];
+      const ir::Shape& shape = pointers->type.shape;
+      if (shape.size() != 2 || fastest_dimension(axes_.at(*pointers)) != 1) continue;
+      const std::int64_t share = std::max<std::int64_t>(1, pointers->type.numel() / (kLanesPerWarp * num_warps_));
+      const std::int64_t width = std::min({access_vector_width(axes_, *op), shape[1], share});
+      const BlockedParameters own = kernel_blocked_parameters(shape, width, num_warps_);
+      const LinearLayout layout =
+          blocked_layout(shape, own.size_per_thread, own.threads_per_warp, own.warps_per_cta, own.order);
+      const Value* root = classes_.find(pointers);
+      if (demands_.try_emplace(root, layout).first->second == layout) demanded.insert(root);
+    }
+    demand_broadcast_sources(demanded);
   }
 
   /// A class of rank r may be demanded a slice of a layout of rank r + 1: a

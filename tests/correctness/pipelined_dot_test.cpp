@@ -1,15 +1,18 @@
 // Software pipelining (num_stages) on every device: a tiled matmul whose K
 // loop the pipeliner rewrites into copies issued num_stages - 1 iterations
-// ahead gives, at 1 to 4 stages, results within the inner-product bound of
-// the double reference and bit for bit the result of the unpipelined
-// program (the products are summed in the same order), with tails in M, N
-// and K and with K shorter than the stages' tiles; its optimized IR holds
-// the ring ops the stages ask for.
+// ahead gives, at 1 to 4 stages and for every dtype tensor cores take (f16,
+// bf16, i8, f32 at tf32), results within the inner-product bound of the
+// double reference (i8 exactly) and bit for bit the result of the
+// unpipelined program (the products are summed in the same order), with
+// tails in M, N and K and with K shorter than the stages' tiles; its
+// optimized IR holds the ring ops the stages ask for.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/ir/op_schema.hpp"
@@ -25,21 +28,29 @@ using kiln::test::random_values;
 template <class T>
 using P = kl::Ptr<kl::Scalar<T>>;
 
-// C = A @ B for row-major A (M x K), B (K x N) and C (M x N).
-template <class C, int BM, int BN, int BK>
-void matmul(P<C> a, P<C> b, P<float> c, kl::i32 m, kl::i32 n, kl::i32 k) {
+// C = A @ B for row-major A (M x K), B (K x N) and C (M x N), accumulated in
+// Acc (i32 for i8 inputs, else f32) at precision PR.
+template <class C, class Acc, int BM, int BN, int BK, kl::Precision PR>
+void matmul(P<C> a, P<C> b, P<Acc> c, kl::i32 m, kl::i32 n, kl::i32 k) {
   auto rows = kl::expand_dims<1>(kl::program_id(0) * BM + kl::arange<BM>());
   auto cols = kl::expand_dims<0>(kl::program_id(1) * BN + kl::arange<BN>());
   auto k_across = kl::expand_dims<0>(kl::arange<BK>());
   auto k_down = kl::expand_dims<1>(kl::arange<BK>());
-  kl::Var acc = kl::zeros<kl::f32, BM, BN>();
+  kl::Var acc = kl::zeros<kl::Scalar<Acc>, BM, BN>();
   for (auto k0 : kl::range(0, k, BK)) {
     auto ta = kl::load(a + rows * k + (k0 + k_across), (rows < m) & (k0 + k_across < k));
     auto tb = kl::load(b + (k0 + k_down) * n + cols, (k0 + k_down < k) & (cols < n));
-    acc = kl::dot(ta, tb, acc);
+    acc = kl::dot(ta, tb, acc, {.precision = PR});
   }
   kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
 }
+
+/// The accumulator and precision each input dtype is pipelined at: i8 into
+/// i32, f32 rounded to tf32 (an f32 dot at ieee precision is not pipelined).
+template <class C>
+using Acc = std::conditional_t<std::is_integral_v<C>, std::int32_t, float>;
+template <class C>
+constexpr kl::Precision kPrecision = std::is_same_v<C, float> ? kl::Precision::tf32 : kl::Precision::ieee;
 
 kl::CompileOptions stages(int num_stages) {
   kl::CompileOptions options;
@@ -55,7 +66,7 @@ int count_ops(const kiln::ir::Function& fn, kiln::ir::OpCode code) {
 
 template <class C>
 class PipelinedDot : public ::testing::Test {};
-using PipelinedTypes = ::testing::Types<float, kl::half, kl::bfloat16>;
+using PipelinedTypes = ::testing::Types<float, kl::half, kl::bfloat16, std::int8_t>;
 TYPED_TEST_SUITE(PipelinedDot, PipelinedTypes, kiln::test::DTypeNames);
 
 template <class C, int BM, int BN, int BK>
@@ -63,6 +74,11 @@ void expect_every_depth_agrees(int m, int n, int k) {
   const auto a = random_values<C>(static_cast<std::size_t>(m) * k, 71 + m + k);
   const auto b = random_values<C>(static_cast<std::size_t>(k) * n, 72 + n + k);
   auto ba = kl::Buffer<C>::from(a), bb = kl::Buffer<C>::from(b);
+  // Inner products of k terms within gamma_k of the exact value (plus the
+  // double reference's own), relative to sum |a b|; tf32 rounds each input
+  // to 11 significant bits first, so each product is off by up to 2^-10 more.
+  // i8 into i32 is exact.
+  const double per_product = kPrecision<C> == kl::Precision::tf32 ? 0x1p-10 : 0.0;
   std::vector<double> want, bound;
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
@@ -74,16 +90,17 @@ void expect_every_depth_agrees(int m, int n, int k) {
         magnitude += std::abs(p);
       }
       want.push_back(sum);
-      bound.push_back((gamma_bound(k, 0x1p-24) + gamma_bound(k, 0x1p-53)) * magnitude);
+      bound.push_back(
+          std::is_integral_v<C> ? 0.0 : (gamma_bound(k, 0x1p-24) + gamma_bound(k, 0x1p-53) + per_product) * magnitude);
     }
-  std::vector<float> unpipelined;
+  std::vector<Acc<C>> unpipelined;
   for (int depth = 1; depth <= 4; ++depth) {
     const std::string what = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " at " +
                              std::to_string(depth) + " stages";
-    auto out = kl::Buffer<float>::from(random_values<float>(static_cast<std::size_t>(m) * n, 73));
-    kl::compile<matmul<C, BM, BN, BK>>(stages(depth))
+    auto out = kl::Buffer<Acc<C>>::from(random_values<Acc<C>>(static_cast<std::size_t>(m) * n, 73));
+    kl::compile<matmul<C, Acc<C>, BM, BN, BK, kPrecision<C>>>(stages(depth))
         .launch(kl::Grid(kl::cdiv(m, BM), kl::cdiv(n, BN)), ba, bb, out, m, n, k);
-    const std::vector<float> got = out.to_host();
+    const std::vector<Acc<C>> got = out.to_host();
     expect_within(got, want, bound, what.c_str());
     if (depth == 1) unpipelined = got;
     else EXPECT_EQ(got, unpipelined) << what << " differs from the unpipelined program";
@@ -91,19 +108,19 @@ void expect_every_depth_agrees(int m, int n, int k) {
 }
 
 TYPED_TEST(PipelinedDot, EveryDepthAgreesWithTailsInEveryDimension) {
-  expect_every_depth_agrees<TypeParam, 32, 32, 16>(37, 29, 45);
+  expect_every_depth_agrees<TypeParam, 32, 32, 32>(37, 29, 45);
   expect_every_depth_agrees<TypeParam, 64, 32, 32>(70, 40, 100);
 }
 
 TYPED_TEST(PipelinedDot, KShorterThanTheStagesTiles) {
-  expect_every_depth_agrees<TypeParam, 32, 32, 16>(33, 17, 10);
-  expect_every_depth_agrees<TypeParam, 32, 32, 16>(20, 20, 16);
+  expect_every_depth_agrees<TypeParam, 32, 32, 32>(33, 17, 10);
+  expect_every_depth_agrees<TypeParam, 32, 32, 32>(20, 20, 32);
 }
 
 TEST(PipelinedDot, TheOptimizedProgramHoldsARingPerOperand) {
   using kiln::ir::OpCode;
   for (int depth = 1; depth <= 4; ++depth) {
-    auto compiled = kl::compile<matmul<kl::half, 64, 64, 32>>(stages(depth));
+    auto compiled = kl::compile<matmul<kl::half, float, 64, 64, 32, kl::Precision::ieee>>(stages(depth));
     const kiln::ir::Function& fn = compiled.program().optimized();
     const bool pipelined = depth > 1;
     EXPECT_EQ(count_ops(fn, OpCode::local_alloc), pipelined ? 2 : 0) << depth;
@@ -115,6 +132,12 @@ TEST(PipelinedDot, TheOptimizedProgramHoldsARingPerOperand) {
     EXPECT_EQ(count_ops(fn, OpCode::async_wait), pipelined ? 2 : 0) << depth;
     EXPECT_EQ(count_ops(fn, OpCode::barrier), pipelined ? 1 : 0) << depth;
   }
+}
+
+TEST(PipelinedDot, AnF32DotAtIeeePrecisionKeepsItsLoads) {
+  auto compiled = kl::compile<matmul<float, float, 64, 64, 32, kl::Precision::ieee>>(stages(3));
+  EXPECT_EQ(count_ops(compiled.program().optimized(), kiln::ir::OpCode::local_alloc), 0);
+  EXPECT_EQ(count_ops(compiled.program().optimized(), kiln::ir::OpCode::load), 2);
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ void specialize(Function& fn, std::vector<ArgumentFacts> facts);
 
 /// Software pipelining (OPS.md, "Shared buffers"; software_pipeline.cpp):
 /// in each `for` loop that writes no memory, the loads feeding only `dot`
-/// operands a and b, with addresses computed from the induction variable,
+/// operands a and b of inputs narrower than 4 bytes or rounded to tf32, with
+/// addresses computed from the induction variable,
 /// become async_copies issued `num_stages - 1` iterations ahead into rings of
 /// `num_stages` shared slots, read back with local_load. Nothing below 2
 /// stages. Returns true if a loop was pipelined.
