@@ -2,10 +2,12 @@
 // generator runs on tensor cores and how their operands get there. It prints
 // the mma.sync layouts of one warp, compiles one matmul kernel for f16, i8
 // (i32 accumulator) and f32 at tf32 and ieee precision for sm_80 as the
-// variants a launch runs and reports the instructions of their PTX, counts
-// the bank conflicts of staging the f16 operand tiles row-major and in the
-// swizzled layouts the code generator chooses, and runs the i8 and tf32
-// matmuls on the chosen device, checked against plain C++.
+// variants a launch runs (pipelined, with the default 3 stages) and reports
+// the instructions of their PTX, counts the bank conflicts of copying the
+// operand tiles into their shared rings row-major and in the swizzled
+// layouts the code generator chooses, and runs the i8 and tf32 matmuls on
+// the chosen device, checked against plain C++.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -79,25 +81,34 @@ void show_layouts() {
               lw::to_string(lw::mma_accumulator_layout(64, 64, lw::mma_warps(64, 64, 4), 4)).c_str());
 }
 
-/// The variant a launch on kM x kN x kK runs, and its one dot.
+/// The variant a launch on kM x kN x kK runs, its one dot and the
+/// async_copy ops that fill the shared rings its operands are read from.
 struct Variant {
   std::shared_ptr<const kl::runtime::Program> program;
   const kiln::ir::Operation* dot = nullptr;
+  std::vector<const kiln::ir::Operation*> copies;
 };
 
 template <class Kernel, class... Args>
 Variant variant_of(const Kernel& kernel, const Args&... args) {
-  Variant v{kernel.program_for(args...)};
-  std::vector<const kiln::ir::Block*> blocks{&v.program->optimized().body};
-  while (!blocks.empty()) {
-    const kiln::ir::Block* block = blocks.back();
-    blocks.pop_back();
-    for (const auto& op : block->ops) {
-      if (op->code == kiln::ir::OpCode::dot) v.dot = op.get();
-      for (const auto& inner : op->regions) blocks.push_back(inner.get());
-    }
-  }
+  Variant v{kernel.program_for(args...), nullptr, {}};
+  kiln::ir::walk(v.program->optimized().body, [&](kiln::ir::Operation& op) {
+    if (op.code == kiln::ir::OpCode::dot) v.dot = &op;
+    if (op.code == kiln::ir::OpCode::async_copy) v.copies.push_back(&op);
+  });
   return v;
+}
+
+/// The tile of pointers the shared ring of the dot's operand `index` is
+/// filled from: the operand is a local_load of a ring slot, and an
+/// async_copy copies into that ring through these pointers (its operand 2);
+/// null when the operand is not read from a ring.
+const kiln::ir::Value* copied_pointers(const Variant& v, int index) {
+  const kiln::ir::Operation* local_load = v.dot->operands[index]->def;
+  if (!local_load || local_load->code != kiln::ir::OpCode::local_load) return nullptr;
+  for (const kiln::ir::Operation* copy : v.copies)
+    if (copy->operands[0] == local_load->operands[0]) return copy->operands[2];
+  return nullptr;
 }
 
 /// The distinct instructions of `ptx` that begin with `prefix`, or "none".
@@ -110,31 +121,33 @@ std::string instructions(const std::string& ptx, const std::string& prefix) {
   return out.empty() ? "none" : out;
 }
 
-/// The wavefronts of every warp storing a tile from `writer` into `shared`
-/// and reading it back as the fragment `reader`.
+/// The wavefronts of every warp copying a tile from `writer` into `shared`
+/// (each thread writing its elements, as its cp.async does) and reading it
+/// back as the fragment `reader`.
 void print_cost(const char* name, const lw::LinearLayout& writer, const lw::LinearLayout& reader,
                 const lw::LinearLayout& shared, int element_bytes) {
   const lw::SharedAccessCost store = lw::tile_access_cost(writer, shared, element_bytes);
   const lw::SharedAccessCost read = lw::fragment_read_cost(reader, shared, element_bytes);
-  std::printf("    %-9s store %3d wavefronts (ideal %3d), fragment read %4d wavefronts (ideal %3d)\n", name,
+  std::printf("    %-9s copy %3d wavefronts (ideal %3d), fragment read %4d wavefronts (ideal %3d)\n", name,
               store.wavefronts, store.ideal, read.wavefronts, read.ideal);
 }
 
-/// How a tensor-core dot gets operand `index` (0: a, 1: b) from shared
-/// memory: prints the tile, the instruction that reads its fragment and the
-/// bank conflicts of a row-major and of the chosen shared layout; returns
-/// that instruction ("" for element reads).
-std::string show_operand(const lw::LayoutMap& layouts, const kiln::ir::Operation& dot, int index, int num_warps) {
+/// How a tensor-core dot gets operand `index` (0: a, 1: b) from its shared
+/// ring: prints the tile, the instruction that reads its fragment and the
+/// bank conflicts of cp.async writing it and of the fragment reads, in a
+/// row-major and in the chosen shared layout; returns that instruction (""
+/// for element reads).
+std::string show_operand(const lw::LayoutMap& layouts, const Variant& v, int index, int num_warps) {
+  const kiln::ir::Operation& dot = *v.dot;
   const kiln::ir::Value& tile = *dot.operands[index];
   const int bytes = static_cast<int>(kiln::ir::dtype_bytes(tile.type.dtype));
   // [book:shared]
-  const lw::LinearLayout& writer = layouts.at(tile);  // the layout its load gave it
+  const lw::LinearLayout& writer = layouts.at(*copied_pointers(v, index));  // each thread's part of the copy
   const lw::LinearLayout reader =
       lw::dot_fragment_layout(dot, index == 0 ? lw::DotOperand::a : lw::DotOperand::b, num_warps);
   const int along = lw::contiguous_dim_of(writer);
   const lw::LinearLayout chosen = lw::choose_shared_layout(writer, reader, bytes);
-  std::optional<lw::LdmatrixPlan> plan;
-  if (lw::stored_in_16_byte_vectors(writer, chosen, bytes)) plan = lw::plan_ldmatrix(reader, chosen, bytes);
+  const std::optional<lw::LdmatrixPlan> plan = lw::plan_ldmatrix(reader, chosen, bytes);
   // [/book:shared]
   const std::string ldmatrix = plan ? "ldmatrix.sync.aligned.m8n8.x" + std::to_string(plan->matrices) +
                                           (plan->transposed ? ".trans" : "") + ".shared.b16"
@@ -153,8 +166,9 @@ std::string show_operand(const lw::LayoutMap& layouts, const kiln::ir::Operation
 int failures = 0;
 
 /// Compiles the variant `kernel` runs for these arguments for sm_80 and
-/// prints how its dot runs; counts a failure unless the PTX has exactly the
-/// ldmatrix forms the layouts predict, and no cp.async or wgmma.
+/// prints how its dot runs and how its operands are copied; counts a failure
+/// unless the PTX has exactly the ldmatrix forms the layouts predict, and
+/// cp.async but no wgmma.
 template <class Kernel, class... Args>
 void show_dot(const char* name, const Kernel& kernel, const Args&... args) {
   const Variant v = variant_of(kernel, args...);
@@ -166,10 +180,15 @@ void show_dot(const char* name, const Kernel& kernel, const Args&... args) {
   // [/book:compile]
   std::printf("%s: %s\n", name,
               lw::dot_uses_tensor_cores(*v.dot, target) ? instructions(gpu.ptx, "mma.sync").c_str() : "FMA units");
+  if (!copied_pointers(v, 0) || !copied_pointers(v, 1)) {
+    std::printf("  the dot's operands are not copied into shared rings, where chapter 18 says the loop is pipelined\n");
+    ++failures;
+    return;
+  }
   std::set<std::string> predicted;
   if (lw::dot_uses_tensor_cores(*v.dot, target))
     for (int index : {0, 1})
-      if (std::string ldmatrix = show_operand(layouts, *v.dot, index, target.num_warps); !ldmatrix.empty())
+      if (std::string ldmatrix = show_operand(layouts, v, index, target.num_warps); !ldmatrix.empty())
         predicted.insert(ldmatrix);
   std::string want;
   for (const std::string& form : predicted) want += (want.empty() ? "" : ", ") + form;
@@ -177,10 +196,18 @@ void show_dot(const char* name, const Kernel& kernel, const Args&... args) {
     std::printf("  the PTX has %s, the layouts predict %s\n", instructions(gpu.ptx, "ldmatrix").c_str(), want.c_str());
     ++failures;
   }
-  if (instructions(gpu.ptx, "cp.async") != "none" || instructions(gpu.ptx, "wgmma") != "none") {
+  std::vector<const kiln::ir::Value*> rings;
+  for (const kiln::ir::Operation* copy : v.copies)
+    if (std::find(rings.begin(), rings.end(), copy->operands[0]) == rings.end()) rings.push_back(copy->operands[0]);
+  const long long slots = rings.empty() ? 0 : rings[0]->type.shape[0];
+  std::printf("  %zu rings of %lld slots, %s\n", rings.size(), slots, instructions(gpu.ptx, "cp.async").c_str());
+  if (rings.size() != 2 || slots != v.program->options().num_stages || instructions(gpu.ptx, "cp.async") == "none" ||
+      instructions(gpu.ptx, "wgmma") != "none") {
     ++failures;
-    std::printf("  cp.async: %s, wgmma: %s, where chapter 18 says there are none\n",
-                instructions(gpu.ptx, "cp.async").c_str(), instructions(gpu.ptx, "wgmma").c_str());
+    std::printf(
+        "  wgmma: %s, where chapter 18 says both operands are copied with cp.async into rings of %d slots and "
+        "there is no wgmma\n",
+        instructions(gpu.ptx, "wgmma").c_str(), v.program->options().num_stages);
   }
 }
 
