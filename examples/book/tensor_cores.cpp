@@ -167,8 +167,9 @@ int failures = 0;
 
 /// Compiles the variant `kernel` runs for these arguments for sm_80 and
 /// prints how its dot runs and how its operands are copied; counts a failure
-/// unless the PTX has exactly the ldmatrix forms the layouts predict, and
-/// cp.async but no wgmma.
+/// unless a tensor-core dot's PTX has exactly the ldmatrix forms the layouts
+/// predict, and cp.async but no wgmma, and unless a dot on the FMA units
+/// keeps its loads (it is not pipelined).
 template <class Kernel, class... Args>
 void show_dot(const char* name, const Kernel& kernel, const Args&... args) {
   const Variant v = variant_of(kernel, args...);
@@ -178,18 +179,25 @@ void show_dot(const char* name, const Kernel& kernel, const Args&... args) {
   const lw::LayoutMap layouts =
       lw::assign_layouts(v.program->optimized(), lw::analyze_axes(v.program->optimized()), target);
   // [/book:compile]
-  std::printf("%s: %s\n", name,
-              lw::dot_uses_tensor_cores(*v.dot, target) ? instructions(gpu.ptx, "mma.sync").c_str() : "FMA units");
+  const bool tensor_cores = lw::dot_uses_tensor_cores(*v.dot, target);
+  std::printf("%s: %s\n", name, tensor_cores ? instructions(gpu.ptx, "mma.sync").c_str() : "FMA units");
+  if (!tensor_cores) {
+    const bool copied = copied_pointers(v, 0) || copied_pointers(v, 1);
+    std::printf("  not pipelined: %s\n",
+                copied ? "its operands are copied into rings, where chapter 18 says it keeps its loads"
+                       : "the loop keeps its loads");
+    failures += copied;
+    return;
+  }
   if (!copied_pointers(v, 0) || !copied_pointers(v, 1)) {
     std::printf("  the dot's operands are not copied into shared rings, where chapter 18 says the loop is pipelined\n");
     ++failures;
     return;
   }
   std::set<std::string> predicted;
-  if (lw::dot_uses_tensor_cores(*v.dot, target))
-    for (int index : {0, 1})
-      if (std::string ldmatrix = show_operand(layouts, v, index, target.num_warps); !ldmatrix.empty())
-        predicted.insert(ldmatrix);
+  for (int index : {0, 1})
+    if (std::string ldmatrix = show_operand(layouts, v, index, target.num_warps); !ldmatrix.empty())
+      predicted.insert(ldmatrix);
   std::string want;
   for (const std::string& form : predicted) want += (want.empty() ? "" : ", ") + form;
   if (instructions(gpu.ptx, "ldmatrix") != (want.empty() ? "none" : want)) {

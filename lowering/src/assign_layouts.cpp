@@ -314,12 +314,13 @@ class LayoutAssignment {
   }
 
   /// The pointers of a 2-D async_copy (a pipelined loop's operand tile, which
-  /// only the copy reads in registers) demand the blocked layout of their own
-  /// shape at their access width, not the kernel's layout of their rank,
-  /// which is sized by its largest tile and may hold each element of a
-  /// smaller tile in several threads (matmul's 64 x 32 a beside its 64 x 64
-  /// accumulator): each would copy it. Their broadcast sources follow.
-  /// Copies along dim0 took the transposed layout above.
+  /// only the copy reads in registers) whose kernel layout of their rank,
+  /// sized by its largest tile, holds each element in several threads
+  /// (matmul's 64 x 32 a beside its 64 x 64 accumulator: each would copy it)
+  /// demand the blocked layout of their own shape at their access width.
+  /// Their broadcast sources follow. A copy whose kernel layout holds each
+  /// element once keeps it, and so its offsets stay those of the tiles they
+  /// are shared with. Copies along dim0 took the transposed layout above.
   void demand_copy_layouts() {
     std::set<const Value*> demanded;
     for (const Operation* op : all_ops_) {
@@ -327,6 +328,7 @@ class LayoutAssignment {
       const Value* pointers = op->operands[2];
       const ir::Shape& shape = pointers->type.shape;
       if (shape.size() != 2 || fastest_dimension(axes_.at(*pointers)) != 1) continue;
+      if (rank_layout(shape).is_injective()) continue;
       const std::int64_t share = std::max<std::int64_t>(1, pointers->type.numel() / (kLanesPerWarp * num_warps_));
       const std::int64_t width = std::min({access_vector_width(axes_, *op), shape[1], share});
       const BlockedParameters own = kernel_blocked_parameters(shape, width, num_warps_);

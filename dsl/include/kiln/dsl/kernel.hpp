@@ -33,10 +33,12 @@ struct Grid {
 struct CompileOptions {
   /// Warps per program on GPU backends (recorded in the kernel for them).
   int num_warps = 4;
-  /// Software-pipelining depth on GPU backends: recorded in the program and
-  /// its cache key; no code generator step reads it yet.
+  /// Software-pipelining depth of loops whose loads feed tensor-core dots
+  /// (ir::pipeline_dot_loads): their copies are issued num_stages - 1
+  /// iterations ahead into rings of num_stages shared slots; 1 turns it off.
+  /// Every device runs the pipelined program.
   int num_stages = 3;
-  /// Run the IR passes (canonicalize, CSE, LICM, DCE).
+  /// Run the IR passes (canonicalize, CSE, LICM, DCE, and pipeline).
   bool optimize = true;
   /// Compile a variant per launch-argument facts, as Triton does: integers
   /// equal to 1 become constants, integers divisible by 16 and 16-byte

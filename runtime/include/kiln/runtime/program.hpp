@@ -25,7 +25,8 @@ struct ProgramOptions {
   /// Warps per program on the GPU devices (`emu`, `cuda`): each program
   /// runs num_warps * 32 threads.
   int num_warps = 4;
-  /// Software-pipelining depth of loops feeding `dot` on the GPU devices.
+  /// Software-pipelining depth of loops feeding `dot` (ir::pipeline_dot_loads,
+  /// run with the passes): the program every device runs is the pipelined one.
   int num_stages = 3;
 };
 
