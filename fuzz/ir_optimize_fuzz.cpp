@@ -82,7 +82,7 @@ struct Tally {
   ~Tally() {
     std::fprintf(stderr,
                  "ir_optimize_fuzz: %llu inputs, %llu verified and optimised, %llu interpreted (%llu with an error, "
-                 "%llu of them deleted by the optimiser)\n",
+                 "%llu of those gone with an op the optimiser deleted)\n",
                  inputs, optimised, interpreted, faulted, faults_gone);
   }
 };
