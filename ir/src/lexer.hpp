@@ -172,7 +172,8 @@ class Lexer {
     return is_float ? TokenKind::floating : TokenKind::integer;
   }
 
-  // A double-quoted string with \" \\ \n \t \xHH escapes; the cursor is on the '"'.
+  // A double-quoted string with \" \\ \n \t \xHH escapes and no raw control character but tab;
+  // the cursor is on the '"'.
   std::string lex_string(Cursor& c) const {
     const int line = c.line, column = c.column;
     advance(c);
@@ -184,6 +185,9 @@ class Lexer {
         advance(c);
         return out;
       }
+      // The printer escapes control characters; raw ones would end up in messages.
+      if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7f)
+        error(c.line, c.column, "control character " + show_char(ch) + " in string; write it as an \\x escape");
       if (ch != '\\') {
         out += ch;
         advance(c);
@@ -204,7 +208,10 @@ class Lexer {
         advance(c);
       } else {
         if (c.pos >= text_.size() || e == '\n') error(line, column, "unterminated string");
-        error(escape_line, escape_column, "unknown escape '\\" + std::string(1, e) + "' in string");
+        const bool printable = e >= 0x20 && e < 0x7f;
+        error(escape_line, escape_column,
+              printable ? "unknown escape '\\" + std::string(1, e) + "' in string"
+                        : "unknown escape in string: '\\' followed by " + show_char(e));
       }
       advance(c);
     }

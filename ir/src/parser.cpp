@@ -2,6 +2,7 @@
 #include "kiln/ir/parser.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
@@ -27,6 +28,7 @@ class Parser {
     const Token name = lex_.next();
     if (name.kind != TokenKind::kernel_name)
       lex_.error(name, "expected kernel name '@name' after 'kernel', got " + name.describe());
+    require_printable(name, "the kernel name");
     fn_->name = name.contents;
     expect('(', "after the kernel name");
     scopes_.emplace_back();
@@ -55,6 +57,17 @@ class Parser {
   void expect(char c, const std::string& context) {
     const Token t = lex_.next();
     if (!t.is(c)) lex_.error(t, std::string("expected '") + c + "' " + context + ", got " + t.describe());
+  }
+
+  // Kernel names and file names appear in every message about the kernel,
+  // which must stay one line: no control characters, escaped or not.
+  void require_printable(const Token& t, const std::string& what) const {
+    for (char c : t.contents)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        char code[8];
+        std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned char>(c));
+        lex_.error(t, "control character " + std::string(code) + " in " + what);
+      }
   }
 
   // A value name about to be defined; names are unique in the kernel.
@@ -273,6 +286,7 @@ class Parser {
     expect('(', "after 'loc'");
     const Token file = lex_.next();
     if (file.kind != TokenKind::string) lex_.error(file, "expected a quoted file name in loc, got " + file.describe());
+    require_printable(file, "the file name in loc");
     expect(':', "after the file name in loc");
     const Token line = lex_.next();
     const std::int64_t number = line.kind == TokenKind::integer ? integer_value(line) : 0;

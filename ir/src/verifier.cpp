@@ -6,6 +6,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -467,6 +468,13 @@ void verify_assert(const Operation& op) {
   const Value* cond = op.operands[0];
   if (cond->type.is_pointer || cond->type.dtype != DType::i1) fail(op, "condition must be i1", {cond});
   string_attr(op, "message");
+  // Every device quotes the message in its fault report, which is one line.
+  for (const char c : op.string_attribute("message"))
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned char>(c));
+      fail(op, "the message holds the control character " + std::string(code) + "; a fault report is one line");
+    }
 }
 
 void verify_barrier(const Operation&) {}

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <queue>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -252,6 +253,10 @@ class Compiler {
       p.arg_types.push_back(arg->type);
       const bool named = i < fn_.argument_names.size() && !fn_.argument_names[i].empty();
       p.arg_names.push_back(named ? fn_.argument_names[i] : "%" + std::to_string(arg->id));
+      // A launch passes 64 bits per argument: a tile's slot could not be filled.
+      if (arg->type.is_tile())
+        throw std::invalid_argument("interpreter: kernel " + fn_.name + ": argument " + p.arg_names.back() + " is a " +
+                                    ir::to_string(arg->type) + "; kernel arguments are scalars or pointers");
       p.arg_slots.push_back(slot(arg));
     }
     p.body = compile_block(fn_.body, p.init);

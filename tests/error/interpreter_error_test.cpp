@@ -252,5 +252,16 @@ TEST(InterpreterError, WrongArgumentCount) {
             "kernel softmax: takes 4 arguments, launched with 1");
 }
 
+TEST(InterpreterError, TileArgument) {
+  const auto text = R"(kernel @k(%0: tile<16xi32>, %1: ptr<i32>) {
+  %2 = splat %1 : tile<16xptr<i32>>
+  %3 = addptr %2, %0 : tile<16xptr<i32>>
+  store %3, %0 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(message_of<std::invalid_argument>([&] { compile(text); }),
+            "interpreter: kernel k: argument %0 is a tile<16xi32>; kernel arguments are scalars or pointers");
+}
+
 }  // namespace
 }  // namespace kiln::runtime

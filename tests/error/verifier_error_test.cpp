@@ -427,6 +427,13 @@ TEST(VerifierError, ConstantOutOfRange) {
             "verify: constant: value 300 is out of range, %0 is i8");
 }
 
+TEST(VerifierError, AssertMessageWithANewline) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: i1) {
+  assert %0 {message = "first\nsecond"}
+})"),
+            "verify: assert: the message holds the control character 0x0a; a fault report is one line");
+}
+
 TEST(VerifierError, AtomicBitwiseKindOnFloats) {
   EXPECT_EQ(verify_error(R"(kernel @k(%0: ptr<f32>, %1: f32) {
   %2 = atomic_rmw %0, %1 {kind = or, order = relaxed, scope = gpu} : f32

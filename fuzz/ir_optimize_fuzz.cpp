@@ -1,0 +1,143 @@
+// Fuzz target ir_optimize_fuzz, differential: a kernel the parser and the
+// verifier accept is optimised (ir::optimize on a clone, the verifier after
+// every pass), which must not throw; then, when its interpreter work is
+// bounded (work_bound.hpp), both kernels run the fuzz launch
+// (interpreted_outcome.hpp) and must leave the same outcome.
+//
+// The same outcome: the same error message ("" for none; every op is
+// labelled with its own line fuzz.kiln:N first, so messages name the op),
+// the same lines printed by `print` ops and the same buffer bytes, NaNs of a
+// float buffer counting as equal. One difference is allowed, because the
+// optimiser may delete an op whose results are unused and that has no
+// lasting effect (is_removable_when_unused: loads, integer division,
+// side-effect-free loops) although running it would have faulted: the
+// unoptimised run's error may differ from the optimised one's (including
+// none) when one of the ops it names (the faulting op; for an in-place
+// hazard, the load or the store) is such an op and no op of the optimised
+// kernel carries its line any more. The buffers and printed lines are then
+// not compared, since the unoptimised run stopped at the fault. This lets
+// through a wrongly deleted load whose results were used, if it faulted;
+// the buffers catch it when it did not. Any other difference is a finding,
+// printed with both kernels and both outcomes.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "findings.hpp"
+#include "interpreted_outcome.hpp"
+#include "kiln/ir/op_schema.hpp"
+#include "kiln/ir/parser.hpp"
+#include "kiln/ir/passes.hpp"
+#include "kiln/ir/printer.hpp"
+#include "kiln/ir/verifier.hpp"
+#include "work_bound.hpp"
+
+namespace kiln::fuzz {
+namespace {
+
+constexpr std::string_view kLabelFile = "fuzz.kiln";
+
+/// Gives every op the location fuzz.kiln:N, N counting ops in walk order from 1.
+void label_ops(ir::Function& fn) {
+  int line = 0;
+  ir::walk(fn.body, [&](ir::Operation& op) { op.loc = {std::string(kLabelFile), ++line}; });
+}
+
+/// The op of `fn` labelled `line`, or null.
+const ir::Operation* op_at_line(const ir::Function& fn, int line) {
+  const ir::Operation* found = nullptr;
+  ir::walk(fn.body, [&](ir::Operation& op) {
+    if (op.loc.line == line && op.loc.file == kLabelFile) found = &op;
+  });
+  return found;
+}
+
+/// Whether `error`, the unoptimised run's, may be gone from the optimised
+/// run: one of the ops it names is an op the optimiser may delete when
+/// unused, and did delete.
+bool optimised_away(const std::string& error, const ir::Function& original, const ir::Function& optimized) {
+  static const std::regex kLine(R"(fuzz\.kiln:([0-9]+))");
+  for (auto it = std::sregex_iterator(error.begin(), error.end(), kLine); it != std::sregex_iterator(); ++it) {
+    const int line = std::stoi((*it)[1].str());
+    const ir::Operation* op = op_at_line(original, line);
+    if (op && ir::is_removable_when_unused(*op) && !op_at_line(optimized, line)) return true;
+  }
+  return false;
+}
+
+std::string describe(const Outcome& outcome) { return outcome.error.empty() ? "no error" : outcome.error; }
+
+/// What the inputs came to, printed when the fuzzer exits.
+struct Tally {
+  unsigned long long inputs = 0;
+  unsigned long long optimised = 0;    // verified, then optimised
+  unsigned long long interpreted = 0;  // run before and after
+  unsigned long long faulted = 0;      // of those, the unoptimised run ended in an error
+  unsigned long long faults_gone = 0;  // of those, the error went with the op the optimiser deleted
+  ~Tally() {
+    std::fprintf(stderr,
+                 "ir_optimize_fuzz: %llu inputs, %llu verified and optimised, %llu interpreted (%llu with an error, "
+                 "%llu of those gone with an op the optimiser deleted)\n",
+                 inputs, optimised, interpreted, faulted, faults_gone);
+  }
+};
+Tally tally;
+
+}  // namespace
+}  // namespace kiln::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace kiln;
+  using namespace kiln::fuzz;
+  ++tally.inputs;
+  std::unique_ptr<ir::Function> original;
+  try {
+    original = ir::parse_function(std::string_view(reinterpret_cast<const char*>(data), size), "input.kiln");
+    ir::verify(*original);
+  } catch (const ir::IRError& e) {
+    require_one_line("parse or verify", e.what());
+    return 0;
+  }
+  label_ops(*original);
+  const ir::PrintOptions with_locations{.locations = true};
+  const std::string original_text = ir::print(*original, with_locations);
+
+  const std::unique_ptr<ir::Function> optimized = ir::clone(*original);
+  std::ostringstream log;
+  try {
+    ir::optimize(*optimized, {.log = &log});
+  } catch (const ir::IRError& e) {
+    fail(std::string("optimize throws on a verified kernel: ") + e.what(), original_text);
+  }
+  const std::string optimized_text = ir::print(*optimized, with_locations);
+  ++tally.optimised;
+
+  if (!launchable(*original)) return 0;
+  LaunchMemory memory(*original);
+  if (!interpretation_work(*original, kGrid, memory.arguments())) return 0;
+  const Outcome before = run(*original, memory);
+  const Outcome after = run(*optimized, memory);
+  ++tally.interpreted;
+  if (!before.error.empty()) ++tally.faulted;
+  if (before.error == after.error) {
+    if (before.printed != after.printed)
+      fail("optimising changes the printed lines (" + describe(before) + "):\n" + before.printed + "---- after:\n" +
+               after.printed,
+           original_text, optimized_text);
+    const std::string difference = first_difference(*original, before, after);
+    if (!difference.empty())
+      fail("optimising changes the buffers (" + describe(before) + "): " + difference, original_text, optimized_text);
+    return 0;
+  }
+  if (!before.error.empty() && optimised_away(before.error, *original, *optimized)) {
+    ++tally.faults_gone;
+    return 0;
+  }
+  fail("optimising changes the outcome from '" + describe(before) + "' to '" + describe(after) + "'", original_text,
+       optimized_text);
+}
