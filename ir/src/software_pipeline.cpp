@@ -14,7 +14,11 @@
 //                     x = local_load ring, r          (in place of the load)
 //                     … the body, reading x …
 //                     copy iteration iv + (S-1)*step into slot r - 1; commit
-//   after the loop    async_wait {pending = 0}
+//   after the loop    async_wait {pending = 0}; barrier
+//
+// The barrier after the loop keeps the rings' memory from being written
+// again (by the next run of a loop nested in another, whose local_alloc is
+// the same shared memory on a GPU) while a thread still reads its last slot.
 //
 // The copies are issued at the end of the body rather than before it, so
 // that their address arithmetic is not live across the body's dots: with
@@ -178,6 +182,7 @@ class LoopPipeliner {
         parent.ops.begin() + 1);
     b_.set_insertion_before(&parent, after_loop);
     b_.create(OpCode::async_wait, {}, {}, {{"pending", std::int64_t{0}}});
+    b_.create(OpCode::barrier, {}, {});
   }
 
  private:
