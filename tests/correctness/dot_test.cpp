@@ -199,20 +199,11 @@ TYPED_TEST(TiledMatmul, SizesNotMultiplesOfTheTiles) {
                                                 1, k, n);
     // Inner products of k terms: within gamma_k of the exact value (plus the
     // double reference's own gamma_k 2^-53), relative to sum |a b|.
-    std::vector<double> want, bound;
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j) {
-        double sum = 0, magnitude = 0;
-        for (int t = 0; t < k; ++t) {
-          const double p =
-              as_double(a[static_cast<std::size_t>(i) * k + t]) * as_double(bt[static_cast<std::size_t>(j) * k + t]);
-          sum += p;
-          magnitude += std::abs(p);
-        }
-        want.push_back(sum);
-        bound.push_back((gamma_bound(k, 0x1p-24) + gamma_bound(k, 0x1p-53)) * magnitude);
-      }
-    expect_within(out.to_host(), want, bound,
+    const kiln::test::InnerProducts want = kiln::test::inner_products(a, bt, m, n, k, 1, static_cast<std::size_t>(k));
+    std::vector<double> bound;
+    for (double magnitude : want.magnitudes)
+      bound.push_back((gamma_bound(k, 0x1p-24) + gamma_bound(k, 0x1p-53)) * magnitude);
+    expect_within(out.to_host(), want.sums, bound,
                   ("matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)).c_str());
   }
 }

@@ -67,6 +67,32 @@ constexpr double unit_roundoff() {
 /// in any order; a product of n factors is within gamma_{n-1} relative.
 inline double gamma_bound(double n, double u) { return n * u / (1 - n * u); }
 
+/// The exact inner products (in double) of each row i of a (m x k,
+/// row-major) with each column j of b, whose element (t, j) is
+/// b[t * b_step_k + j * b_step_n], row-major over (i, j), and beside each
+/// the sum of its terms' magnitudes, sum |a b|, that error bounds scale.
+struct InnerProducts {
+  std::vector<double> sums, magnitudes;
+};
+template <class T>
+InnerProducts inner_products(const std::vector<T>& a, const std::vector<T>& b, int m, int n, int k,
+                             std::size_t b_step_k, std::size_t b_step_n) {
+  InnerProducts out;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0, magnitude = 0;
+      for (int t = 0; t < k; ++t) {
+        const double p = as_double(a[static_cast<std::size_t>(i) * k + t]) *
+                         as_double(b[static_cast<std::size_t>(t) * b_step_k + static_cast<std::size_t>(j) * b_step_n]);
+        sum += p;
+        magnitude += std::abs(p);
+      }
+      out.sums.push_back(sum);
+      out.magnitudes.push_back(magnitude);
+    }
+  return out;
+}
+
 /// The low bits of `bits` as T: integer arithmetic done in uint64_t (where it
 /// wraps without undefined behaviour) brought to T's width, two's complement.
 template <class T>

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "error/kernel_error.hpp"
 #include "interpreter_samples.hpp"
 #include "kiln/ir/parser.hpp"
 #include "kiln/ir/printer.hpp"
@@ -48,16 +49,12 @@ std::string copy_kernel(const std::string& steps, int slot = 0) {
 )";
 }
 
+/// The KernelError message of `text` run on 64 random elements, two programs.
 std::string run_error(const std::string& text) {
   auto x = random_floats(64, 1);
   std::vector<float> out(64);
   const KernelArgument args[] = {buffer(x, "x"), buffer(out, "out")};
-  try {
-    compile(text).launch({2, 1, 1}, args, 1);
-  } catch (const KernelError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test::kernel_error([&] { compile(text).launch({2, 1, 1}, args, 1); });
 }
 
 TEST(SharedBuffer, ACopyWaitedForAndBehindABarrierIsRead) {
@@ -171,15 +168,12 @@ TEST(SharedBuffer, ACopyPastTheEndIsABoundsError) {
   auto x = random_floats(40, 4);
   std::vector<float> out(64);
   const KernelArgument args[] = {buffer(x, "x"), buffer(out, "out")};
-  try {
+  const std::string error = test::kernel_error([&] {
     compile(copy_kernel("  async_commit\n  async_wait {pending = 0}\n  barrier")).launch({1, 1, 1}, args, 1);
-    FAIL() << "no error";
-  } catch (const KernelError& e) {
-    EXPECT_NE(
-        std::string(e.what()).find("async_copy out of bounds at k.cpp:20: element offset 40 is past the end of 'x'"),
-        std::string::npos)
-        << e.what();
-  }
+  });
+  EXPECT_NE(error.find("async_copy out of bounds at k.cpp:20: element offset 40 is past the end of 'x'"),
+            std::string::npos)
+      << error;
 }
 
 TEST(SharedBuffer, TheTextFormRoundTrips) {
