@@ -117,6 +117,14 @@ std::vector<PipelinedLoad> pipelined_loads(const Operation& loop) {
   return loads;
 }
 
+/// The index of `op` among its block's ops.
+std::size_t position_of(const Operation& op) {
+  const auto& ops = op.parent->ops;
+  return static_cast<std::size_t>(
+      std::find_if(ops.begin(), ops.end(), [&](const auto& candidate) { return candidate.get() == &op; }) -
+      ops.begin());
+}
+
 std::int64_t tile_bytes(const Type& type) { return type.numel() * dtype_bytes(type.dtype); }
 
 class LoopPipeliner {
@@ -129,11 +137,8 @@ class LoopPipeliner {
     Value* lo = loop_.operands[0];
     Value* hi = loop_.operands[1];
     Value* step = loop_.operands[2];
-    const auto loop_index = static_cast<std::size_t>(
-        std::find_if(parent.ops.begin(), parent.ops.end(), [&](auto& op) { return op.get() == &loop_; }) -
-        parent.ops.begin());
     b_.set_loc(loop_.loc);
-    b_.set_insertion_before(&parent, loop_index);
+    b_.set_insertion_before(&parent, position_of(loop_));
     for (const PipelinedLoad& load : loads_) {
       Shape shape = load.load->result()->type.shape;
       shape.insert(shape.begin(), stages_);
@@ -172,15 +177,9 @@ class LoopPipeliner {
     passes::ValueReplacements replacements;
     for (std::size_t j = 0; j < loads_.size(); ++j) replacements.add(loads_[j].load->result(), staged[j]);
     replacements.apply(body_);
-    for (const PipelinedLoad& load : loads_)
-      passes::erase_op(body_, static_cast<std::size_t>(std::find_if(body_.ops.begin(), body_.ops.end(),
-                                                                    [&](auto& op) { return op.get() == load.load; }) -
-                                                       body_.ops.begin()));
+    for (const PipelinedLoad& load : loads_) passes::erase_op(body_, position_of(*load.load));
 
-    const auto after_loop = static_cast<std::size_t>(
-        std::find_if(parent.ops.begin(), parent.ops.end(), [&](auto& op) { return op.get() == &loop_; }) -
-        parent.ops.begin() + 1);
-    b_.set_insertion_before(&parent, after_loop);
+    b_.set_insertion_before(&parent, position_of(loop_) + 1);
     b_.create(OpCode::async_wait, {}, {}, {{"pending", std::int64_t{0}}});
     b_.create(OpCode::barrier, {}, {});
   }
@@ -230,10 +229,7 @@ class LoopPipeliner {
   /// r + 1 mod S) and returns its block argument.
   Value* carry_read_slot() {
     const Type slot_type = Type::scalar(DType::i32);
-    b_.set_insertion_before(loop_.parent,
-                            static_cast<std::size_t>(std::find_if(loop_.parent->ops.begin(), loop_.parent->ops.end(),
-                                                                  [&](auto& op) { return op.get() == &loop_; }) -
-                                                     loop_.parent->ops.begin()));
+    b_.set_insertion_before(loop_.parent, position_of(loop_));
     loop_.operands.push_back(b_.constant_int(slot_type, 0));
     Value* result = fn_.new_value(slot_type);
     result->def = &loop_;
