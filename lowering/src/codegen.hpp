@@ -72,6 +72,9 @@ struct KernelCodegen {
   std::uint64_t ring_bytes = 0;
   /// Each local_load result's slot.
   std::unordered_map<const ir::Value*, SharedSlot> slots;
+  /// The `!kiln.place` node the builder copies onto what it inserts now: the
+  /// source line of the op being emitted (null outside ops or for an op without one).
+  llvm::MDNode* place = nullptr;
 
   KernelCodegen(const ir::Function& fn, const AxisInfoMap& axes, const LayoutMap& layouts, const GpuTarget& target,
                 llvm::Module& module)

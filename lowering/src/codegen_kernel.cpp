@@ -1,7 +1,7 @@
 // LLVM code generation, kernel level: the module, the `ptx_kernel` function
 // and its arguments, the thread's lane and warp, and the walk that hands each
-// op to the file emitting its family (memory ops with their source line as
-// `!kiln.place` metadata).
+// op to the file emitting its family (every instruction with its op's source
+// line as `!kiln.place` metadata).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -148,31 +148,37 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
 namespace {
 
 /// While one lives, every instruction the builder inserts carries
-/// `!kiln.place !{!"file:line"}`: the source line of a global memory op,
-/// which the emu's bounds check names as the cpu device does. The builder
-/// copies metadata from an instruction, so a detached one carries it.
+/// `!kiln.place !{!"file:line"}`, the source line of the op being emitted,
+/// which the emu names in its bounds, race and barrier errors as the cpu
+/// device does. The builder copies metadata from an instruction, so a
+/// detached one carries it; the enclosing op's place comes back at the end
+/// (the code of a `for` after its body is the `for`'s).
 class PlaceMetadata {
  public:
-  PlaceMetadata(llvm::IRBuilder<>& builder, const ir::Operation& op)
-      : builder_(builder),
-        kind_(builder.getContext().getMDKindID("kiln.place")),
-        carrier_(llvm::ReturnInst::Create(builder.getContext())) {
+  PlaceMetadata(KernelCodegen& cg, const ir::Operation& op)
+      : cg_(cg),
+        enclosing_(cg.place),
+        kind_(cg.context.getMDKindID("kiln.place")),
+        carrier_(llvm::ReturnInst::Create(cg.context)) {
     const std::string place = ir::to_string(op.loc);
-    if (!place.empty())
-      carrier_->setMetadata(kind_,
-                            llvm::MDNode::get(builder.getContext(), llvm::MDString::get(builder.getContext(), place)));
-    builder_.CollectMetadataToCopy(carrier_, {kind_});
+    cg_.place = place.empty() ? nullptr : llvm::MDNode::get(cg.context, llvm::MDString::get(cg.context, place));
+    copy(cg_.place);
   }
   ~PlaceMetadata() {
-    carrier_->setMetadata(kind_, nullptr);
-    builder_.CollectMetadataToCopy(carrier_, {kind_});
+    cg_.place = enclosing_;
+    copy(enclosing_);
     carrier_->deleteValue();
   }
   PlaceMetadata(const PlaceMetadata&) = delete;
   PlaceMetadata& operator=(const PlaceMetadata&) = delete;
 
  private:
-  llvm::IRBuilder<>& builder_;
+  void copy(llvm::MDNode* place) {
+    carrier_->setMetadata(kind_, place);
+    cg_.builder.CollectMetadataToCopy(carrier_, {kind_});
+  }
+  KernelCodegen& cg_;
+  llvm::MDNode* enclosing_;
   unsigned kind_;
   llvm::Instruction* carrier_;
 };
@@ -180,32 +186,21 @@ class PlaceMetadata {
 }  // namespace
 
 void emit_op(KernelCodegen& cg, const ir::Operation& op) {
+  const PlaceMetadata place(cg, op);
   switch (ir::family_of(op.code)) {
     case ir::OpFamily::creation:
     case ir::OpFamily::shape: emit_creation_or_shape_op(cg, op); return;
     case ir::OpFamily::rearrange: emit_reshape_op(cg, op); return;
     case ir::OpFamily::elementwise:
     case ir::OpFamily::cast: emit_elementwise_op(cg, op); return;
-    case ir::OpFamily::memory: {
-      const PlaceMetadata place(cg.builder, op);
-      emit_memory_op(cg, op);
-      return;
-    }
-    case ir::OpFamily::atomic: {
-      const PlaceMetadata place(cg.builder, op);
-      emit_atomic_op(cg, op);
-      return;
-    }
+    case ir::OpFamily::memory: emit_memory_op(cg, op); return;
+    case ir::OpFamily::atomic: emit_atomic_op(cg, op); return;
     case ir::OpFamily::dot: emit_dot_op(cg, op); return;
     case ir::OpFamily::reduce: emit_reduce_op(cg, op); return;
     case ir::OpFamily::scan: emit_scan_op(cg, op); return;
     case ir::OpFamily::control: emit_control_flow_op(cg, op); return;
     case ir::OpFamily::debug: emit_debug_op(cg, op); return;
-    case ir::OpFamily::shared_buffer: {
-      const PlaceMetadata place(cg.builder, op);
-      emit_shared_buffer_op(cg, op);
-      return;
-    }
+    case ir::OpFamily::shared_buffer: emit_shared_buffer_op(cg, op); return;
     case ir::OpFamily::terminator: throw InternalError("a yield outside the end of a region (" + op_place(op) + ")");
   }
 }

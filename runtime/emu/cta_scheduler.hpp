@@ -15,6 +15,7 @@
 
 #include "async_copies.hpp"
 #include "kernel_description.hpp"
+#include "shared_access.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -56,13 +57,15 @@ class CtaScheduler {
   std::size_t shared_memory_bytes() const { return shared_bytes_; }
   /// The running thread's cp.async copies in flight.
   AsyncCopies& async_copies() { return async_copies_[static_cast<std::size_t>(running_)]; }
+  /// The record of this program's shared-memory accesses since its last barriers.
+  SharedMemoryShadow& shared_shadow() { return shared_shadow_; }
 
   /// Waits until every thread of the program arrives, then returns to all of
   /// them `mode`'s reduction of their `predicate`s (plain: 0). `site` tells
-  /// the barriers of the code apart (the hook's return address): a thread
-  /// arriving at another site than the waiting threads is a fault, since on
-  /// a GPU the two groups would release each other at different points.
-  std::uint32_t barrier(const void* site, BarrierMode mode = BarrierMode::plain, bool predicate = false);
+  /// the barriers of the code apart (KernelDescription::barrier_places): a
+  /// thread arriving at another site than the waiting threads is a fault,
+  /// since on a GPU the two groups would release each other at different points.
+  std::uint32_t barrier(std::uint32_t site, BarrierMode mode = BarrierMode::plain, bool predicate = false);
   /// shfl.sync: this lane's `value` to the warp, the value of the lane that
   /// `mode`, `operand` and `clamp` (c: clamp in bits 0-4, segment mask in bits
   /// 8-12) pick back. Every lane of `member_mask` must take part.
@@ -110,6 +113,7 @@ class CtaScheduler {
   void suspend();
   [[noreturn]] void finish_thread();
   std::string deadlock_message() const;
+  std::string barrier_string(std::uint32_t site) const;
 
   const LaunchContext& launch_;
   KernelEntry entry_;
@@ -126,12 +130,13 @@ class CtaScheduler {
   std::size_t ready_head_ = 0, ready_count_ = 0;
   std::vector<Warp> warps_;
   std::vector<AsyncCopies> async_copies_;  // per thread
+  SharedMemoryShadow shared_shadow_;
   int barrier_arrived_ = 0;
   std::uint32_t barrier_accumulated_ = 0;
   std::uint32_t barrier_result_ = 0;
   BarrierMode barrier_mode_ = BarrierMode::plain;
-  const void* barrier_site_ = nullptr;  // where the waiting threads wait
-  int barrier_first_ = -1;              // the first of them
+  std::uint32_t barrier_site_ = 0;  // where the waiting threads wait
+  int barrier_first_ = -1;          // the first of them
   int finished_ = 0;
   int running_ = -1;
   void* scheduler_context_ = nullptr;  // where a suspending fiber jumps to

@@ -79,7 +79,8 @@ CtaScheduler::CtaScheduler(const LaunchContext& launch, KernelEntry entry, const
       states_(static_cast<std::size_t>(thread_count_)),
       ready_(static_cast<std::size_t>(thread_count_)),
       warps_(static_cast<std::size_t>((thread_count_ + kLanesPerWarp - 1) / kLanesPerWarp)),
-      async_copies_(static_cast<std::size_t>(thread_count_)) {
+      async_copies_(static_cast<std::size_t>(thread_count_)),
+      shared_shadow_(launch.kernel->shared_bytes) {
   const std::size_t bytes = stack_stride_ * static_cast<std::size_t>(thread_count_);
   void* stacks = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (stacks == MAP_FAILED) throw std::bad_alloc();
@@ -110,6 +111,7 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
   for (Warp& warp : warps_) warp.arrived = 0;
   for (AsyncCopies& copies : async_copies_) copies.clear();
   std::memset(shared_, kSharedMemoryPoison, shared_bytes_);
+  shared_shadow_.start_program();
   ready_head_ = 0;
   ready_count_ = 0;
   for (int t = 0; t < thread_count_; ++t) {
@@ -164,7 +166,13 @@ void CtaScheduler::fault(const std::string& message) {
   __builtin_unreachable();  // a faulted program's fibers are abandoned
 }
 
-std::uint32_t CtaScheduler::barrier(const void* site, BarrierMode mode, bool predicate) {
+std::string CtaScheduler::barrier_string(std::uint32_t site) const {
+  const std::vector<std::string>& places = launch_.kernel->barrier_places;
+  const std::string& place = site < places.size() ? places[site] : std::string();
+  return "barrier " + std::to_string(site) + (place.empty() ? "" : " (" + place + ")");
+}
+
+std::uint32_t CtaScheduler::barrier(std::uint32_t site, BarrierMode mode, bool predicate) {
   if (barrier_arrived_ == 0) {
     barrier_mode_ = mode;
     barrier_accumulated_ = mode == BarrierMode::all ? 1 : 0;
@@ -172,8 +180,9 @@ std::uint32_t CtaScheduler::barrier(const void* site, BarrierMode mode, bool pre
     barrier_first_ = running_;
   } else if (site != barrier_site_) {
     fault("kernel " + launch_.kernel->name + ": threads of " + program_string(program_) +
-          " reach different barriers: thread " + std::to_string(running_) + " arrives at another barrier than the " +
-          std::to_string(barrier_arrived_) + " waiting with thread " + std::to_string(barrier_first_) +
+          " reach different barriers: thread " + std::to_string(running_) + " arrives at " + barrier_string(site) +
+          ", the " + std::to_string(barrier_arrived_) + " waiting with thread " + std::to_string(barrier_first_) +
+          " at " + barrier_string(barrier_site_) +
           "; a branch or loop that the program's threads take differently must not hold a barrier");
   }
   switch (barrier_mode_) {
@@ -191,6 +200,7 @@ std::uint32_t CtaScheduler::barrier(const void* site, BarrierMode mode, bool pre
   // them can reach the next barrier, which needs every thread again.
   barrier_arrived_ = 0;
   barrier_result_ = barrier_accumulated_;
+  shared_shadow_.barrier();
   for (int t = 0; t < thread_count_; ++t)
     if (t != running_ && states_[static_cast<std::size_t>(t)] == ThreadState::at_barrier) make_ready(t);
   return barrier_result_;
@@ -282,7 +292,7 @@ std::string CtaScheduler::deadlock_message() const {
     at_warp += state == ThreadState::at_warp_collective;
   }
   std::string waiting;
-  if (at_barrier > 0) waiting += std::to_string(at_barrier) + " wait at a barrier";
+  if (at_barrier > 0) waiting += std::to_string(at_barrier) + " wait at " + barrier_string(barrier_site_);
   if (at_warp > 0) waiting += (waiting.empty() ? "" : ", ") + std::to_string(at_warp) + " wait at a warp collective";
   return "kernel " + launch_.kernel->name + ": deadlock in " + program_string(program_) + ": of " +
          std::to_string(thread_count_) + " threads " + std::to_string(finished_) + " finished and " + waiting +

@@ -1,7 +1,7 @@
 // The hooks: thread and program indices, barriers, fences, warp shuffles and
 // votes, mma.sync, ldmatrix, NVVM math, libdevice's __nv_* on host libm, vprintf,
-// __assertfail, shared memory, the global access check, cp.async (copies that
-// land when a wait completes their group), and the f16/bf16
+// __assertfail, shared memory, the global and shared access checks, cp.async
+// (copies that land when a wait completes their group), and the f16/bf16
 // conversions and fused multiply-adds narrow_floats.cpp makes explicit (on
 // 16-bit patterns in 32-bit integers, the interpreter's rounding rules:
 // kiln/ir/numeric.hpp, kiln/ir/rounding.hpp). Each is `extern "C"` and never
@@ -93,22 +93,20 @@ std::uint32_t kiln_emu_lane_id() { return static_cast<std::uint32_t>(scheduler()
 std::uint32_t kiln_emu_warp_id() { return static_cast<std::uint32_t>(scheduler().thread_index() / kLanesPerWarp); }
 std::uint32_t kiln_emu_warp_size() { return kLanesPerWarp; }
 
-// Barriers: bar.sync 0 (the only barrier the code generator uses); the
-// predicate reductions of barrier0.and/or/popc; bar.warp.sync waits for the
-// warp. The return address into the kernel's code names the barrier's site.
-#define KILN_EMU_BARRIER_SITE __builtin_return_address(0)
-[[gnu::noinline]] void kiln_emu_barrier() { scheduler().barrier(KILN_EMU_BARRIER_SITE); }
-[[gnu::noinline]] void kiln_emu_barrier_numbered(std::uint32_t) { scheduler().barrier(KILN_EMU_BARRIER_SITE); }
-[[gnu::noinline]] std::uint32_t kiln_emu_barrier_all(std::uint32_t predicate) {
-  return scheduler().barrier(KILN_EMU_BARRIER_SITE, BarrierMode::all, predicate != 0);
+// Barriers: bar.sync 0 (the only barrier the code generator uses) and the
+// predicate reductions of barrier0.and/or/popc, each taking last the site the
+// retargeting numbered it with; bar.warp.sync waits for the warp.
+void kiln_emu_barrier(std::uint32_t site) { scheduler().barrier(site); }
+void kiln_emu_barrier_numbered(std::uint32_t, std::uint32_t site) { scheduler().barrier(site); }
+std::uint32_t kiln_emu_barrier_all(std::uint32_t predicate, std::uint32_t site) {
+  return scheduler().barrier(site, BarrierMode::all, predicate != 0);
 }
-[[gnu::noinline]] std::uint32_t kiln_emu_barrier_any(std::uint32_t predicate) {
-  return scheduler().barrier(KILN_EMU_BARRIER_SITE, BarrierMode::any, predicate != 0);
+std::uint32_t kiln_emu_barrier_any(std::uint32_t predicate, std::uint32_t site) {
+  return scheduler().barrier(site, BarrierMode::any, predicate != 0);
 }
-[[gnu::noinline]] std::uint32_t kiln_emu_barrier_count(std::uint32_t predicate) {
-  return scheduler().barrier(KILN_EMU_BARRIER_SITE, BarrierMode::count, predicate != 0);
+std::uint32_t kiln_emu_barrier_count(std::uint32_t predicate, std::uint32_t site) {
+  return scheduler().barrier(site, BarrierMode::count, predicate != 0);
 }
-#undef KILN_EMU_BARRIER_SITE
 void kiln_emu_warp_sync(std::uint32_t mask) { scheduler().vote(VoteMode::all, mask, true); }
 
 // membar.{cta,gl,sys}: programs run on several host threads, so every
@@ -295,17 +293,19 @@ void* kiln_emu_shared_memory() { return scheduler().shared_memory(); }
 void kiln_emu_check_global_access(const void* address, std::uint64_t bytes, std::uint32_t site) {
   kiln::runtime::emu::check_global_access(reinterpret_cast<std::uintptr_t>(address), bytes, site);
 }
-void kiln_emu_cp_async(std::byte* destination, const std::byte* source, std::uint64_t copied, std::uint64_t bytes) {
-  const std::byte* shared = scheduler().shared_memory();
-  if (destination < shared || destination + bytes > shared + scheduler().shared_memory_bytes())
-    scheduler().fault("kernel " + scheduler().launch().kernel->name + ": cp.async in thread " +
-                      std::to_string(scheduler().thread_index()) + " writes " + std::to_string(bytes) +
-                      " bytes at shared-memory offset " + std::to_string(destination - shared) +
-                      ", outside the program's " + std::to_string(scheduler().shared_memory_bytes()) + " bytes");
-  scheduler().async_copies().issue(destination, source, copied, bytes);
+void kiln_emu_check_shared_access(const std::byte* address, std::uint64_t bytes, std::uint32_t site,
+                                  const std::byte* stored) {
+  kiln::runtime::emu::check_shared_access(address, bytes, site, stored);
+}
+void kiln_emu_cp_async(std::byte* destination, const std::byte* source, std::uint64_t copied, std::uint64_t bytes,
+                       std::uint32_t site) {
+  kiln::runtime::emu::check_async_copy_destination(destination, bytes, site);
+  scheduler().async_copies().issue(destination, source, copied, bytes, site, scheduler().shared_shadow().epoch());
 }
 void kiln_emu_cp_async_commit() { scheduler().async_copies().commit(); }
-void kiln_emu_cp_async_wait(std::int32_t pending_groups) { scheduler().async_copies().wait(pending_groups); }
+void kiln_emu_cp_async_wait(std::int32_t pending_groups) {
+  scheduler().async_copies().wait(pending_groups, kiln::runtime::emu::land_async_copy);
+}
 
 // f16 and bf16, as 16-bit patterns: conversions and fused multiply-add.
 float kiln_emu_f16_to_f32(std::uint32_t bits) { return kiln::half::from_bits(static_cast<std::uint16_t>(bits)); }
@@ -366,12 +366,6 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.laneid", kiln_emu_lane_id),
     KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.warpid", kiln_emu_warp_id),
     KILN_EMU_HOOK("llvm.nvvm.read.ptx.sreg.warpsize", kiln_emu_warp_size),
-    KILN_EMU_HOOK("llvm.nvvm.barrier0", kiln_emu_barrier),
-    KILN_EMU_HOOK("llvm.nvvm.barrier.sync", kiln_emu_barrier_numbered),
-    KILN_EMU_HOOK("llvm.nvvm.bar.sync", kiln_emu_barrier_numbered),
-    KILN_EMU_HOOK("llvm.nvvm.barrier0.and", kiln_emu_barrier_all),
-    KILN_EMU_HOOK("llvm.nvvm.barrier0.or", kiln_emu_barrier_any),
-    KILN_EMU_HOOK("llvm.nvvm.barrier0.popc", kiln_emu_barrier_count),
     KILN_EMU_HOOK("llvm.nvvm.bar.warp.sync", kiln_emu_warp_sync),
     KILN_EMU_HOOK("llvm.nvvm.membar.cta", kiln_emu_memory_fence),
     KILN_EMU_HOOK("llvm.nvvm.membar.gl", kiln_emu_memory_fence),
@@ -458,6 +452,12 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("__assertfail", kiln_emu_assertfail),
     KILN_EMU_HOOK("", kiln_emu_shared_memory),
     KILN_EMU_HOOK("", kiln_emu_check_global_access),
+    KILN_EMU_HOOK("", kiln_emu_check_shared_access),
+    KILN_EMU_HOOK("", kiln_emu_barrier),
+    KILN_EMU_HOOK("", kiln_emu_barrier_numbered),
+    KILN_EMU_HOOK("", kiln_emu_barrier_all),
+    KILN_EMU_HOOK("", kiln_emu_barrier_any),
+    KILN_EMU_HOOK("", kiln_emu_barrier_count),
     KILN_EMU_HOOK("", kiln_emu_cp_async),
     KILN_EMU_HOOK("", kiln_emu_cp_async_commit),
     KILN_EMU_HOOK("", kiln_emu_cp_async_wait),

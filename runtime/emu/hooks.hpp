@@ -37,14 +37,32 @@ inline constexpr std::string_view kSharedMemoryHook = "kiln_emu_shared_memory";
 /// checks an access before it happens and counts its bytes.
 inline constexpr std::string_view kGlobalAccessHook = "kiln_emu_check_global_access";
 
+/// `void kiln_emu_check_shared_access(ptr addrspace(3) address, i64 bytes, i32
+/// site, ptr stored)`: checks a shared-memory access before it happens
+/// (shared_access.hpp); `stored` holds a store's bytes, null for a read.
+inline constexpr std::string_view kSharedAccessHook = "kiln_emu_check_shared_access";
+
 /// `void kiln_emu_cp_async(ptr addrspace(3) destination, ptr addrspace(1)
-/// source, i64 copied, i64 bytes)`: a cp.async of the running thread,
-/// landing when a wait completes its group (async_copies.hpp).
+/// source, i64 copied, i64 bytes, i32 site)`: a cp.async of the running
+/// thread, landing when a wait completes its group (async_copies.hpp).
 inline constexpr std::string_view kAsyncCopyHook = "kiln_emu_cp_async";
 /// `void kiln_emu_cp_async_commit()`: cp.async.commit_group.
 inline constexpr std::string_view kAsyncCommitHook = "kiln_emu_cp_async_commit";
 /// `void kiln_emu_cp_async_wait(i32 pending_groups)`: cp.async.wait_group.
 inline constexpr std::string_view kAsyncWaitHook = "kiln_emu_cp_async_wait";
+
+/// The barrier intrinsics and their hooks, which take the intrinsic's
+/// operands and then `i32 site`, the barrier's index in
+/// KernelDescription::barrier_places.
+struct BarrierHook {
+  std::string_view intrinsic;
+  std::string_view symbol;
+};
+inline constexpr BarrierHook kBarrierHooks[] = {
+    {"llvm.nvvm.barrier0", "kiln_emu_barrier"},          {"llvm.nvvm.barrier.sync", "kiln_emu_barrier_numbered"},
+    {"llvm.nvvm.bar.sync", "kiln_emu_barrier_numbered"}, {"llvm.nvvm.barrier0.and", "kiln_emu_barrier_all"},
+    {"llvm.nvvm.barrier0.or", "kiln_emu_barrier_any"},   {"llvm.nvvm.barrier0.popc", "kiln_emu_barrier_count"},
+};
 
 /// The access check behind kGlobalAccessHook: `bytes` at `address` must lie
 /// inside one pointer argument's range, else the running program faults with

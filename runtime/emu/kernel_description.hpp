@@ -18,15 +18,21 @@ class FootprintCounter;
 
 namespace kiln::runtime::emu {
 
-/// One global-memory access the retargeting guards with a bounds check.
+/// One memory access the retargeting guards with a check: a bounds check of
+/// global memory, or a bounds and race check of shared memory.
 struct AccessSite {
   enum class Kind { load, store, atomic };
   Kind kind = Kind::load;
-  /// The tile-IR op it comes from, for messages: load, store, atomic_rmw, atomic_cas.
+  /// What it is, for messages: for global memory the tile-IR op (load, store,
+  /// atomic_rmw, atomic_cas); for shared memory the instruction (shared load,
+  /// shared store, ldmatrix, cp.async).
   std::string op_name;
   /// The op's source line ("softmax.hpp:41") when the code generator recorded
   /// it on the access (metadata !kiln.place, a string); empty otherwise.
   std::string place;
+  /// The lanes of each warp whose address the access uses: 32, or the 8 per
+  /// matrix of an ldmatrix (the other lanes' addresses are ignored).
+  int active_lanes = 32;
 };
 
 /// A kernel as the emu runs it.
@@ -37,8 +43,12 @@ struct KernelDescription {
   /// name the buffers in messages; a range without a name uses these).
   std::vector<ir::Type> argument_types;
   std::vector<std::string> argument_names;
-  /// Indexed by the site operand of kiln_emu_check_global_access.
+  /// Indexed by the site operand of kiln_emu_check_global_access,
+  /// kiln_emu_check_shared_access and kiln_emu_cp_async.
   std::vector<AccessSite> access_sites;
+  /// The source line of each barrier (empty when not recorded), indexed by
+  /// the site operand of the barrier hooks.
+  std::vector<std::string> barrier_places;
   /// Bytes of shared memory per program (CTA), laid out by the retargeting:
   /// the dynamic array (the code generator's kiln_shared, sized by the
   /// module's !kiln.shared_bytes) at offset 0, then any sized addrspace(3) global.

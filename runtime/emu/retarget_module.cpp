@@ -7,7 +7,9 @@
 // the host's atomicrmw and cmpxchg; cp.async becomes a checked hook call
 // whose copy lands when a wait completes its group; a
 // kiln_emu_check_global_access call before each global (addrspace 1) load,
-// store, atomic and cp.async; each call of
+// store, atomic and cp.async, and a kiln_emu_check_shared_access call before
+// each shared (addrspace 3) one and each ldmatrix; barriers become hook calls
+// numbered by site, with their source lines recorded; each call of
 // an NVVM intrinsic or external GPU function becomes a call of its hook
 // (i1 passed as i32); f16 and bf16 become 16-bit integers, their arithmetic
 // hook calls (narrow_floats.cpp); and an entry taking the arguments as 64-bit words.
@@ -34,9 +36,26 @@ namespace {
 
 constexpr unsigned kGlobalAddressSpace = 1;
 constexpr unsigned kSharedAddressSpace = 3;
+/// The widest shared store the code generator emits (st.shared.v4.b32).
+constexpr std::uint64_t kLargestSharedStore = 16;
 
 [[noreturn]] void fail(const KernelDescription& kernel, const std::string& what) {
   throw lowering::LoweringError("emu: kernel " + kernel.name + ": " + what);
+}
+
+/// The source line the code generator recorded on `instruction`
+/// (`!kiln.place !{!"file:line"}`); empty when none.
+std::string place_of(const llvm::Instruction& instruction) {
+  if (llvm::MDNode* place = instruction.getMetadata("kiln.place"))
+    if (place->getNumOperands() > 0)
+      if (auto* text = llvm::dyn_cast<llvm::MDString>(place->getOperand(0))) return text->getString().str();
+  return "";
+}
+
+/// Appends `site` to the kernel's access sites and returns its index.
+llvm::ConstantInt* add_site(KernelDescription& kernel, llvm::LLVMContext& context, AccessSite site) {
+  kernel.access_sites.push_back(std::move(site));
+  return llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), kernel.access_sites.size() - 1);
 }
 
 void strip_gpu_attributes(llvm::Module& module) {
@@ -165,8 +184,9 @@ void lower_scoped_atomics(llvm::Module& module) {
 
 /// cp.async.{ca,cg}.shared.global.<N>[.s] (shared destination, global
 /// source[, source bytes]): the source bytes (N, or the given count) are
-/// bounds-checked, then handed to kAsyncCopyHook, which lands them (the rest
-/// of the N bytes zero-filled) when a wait completes their group;
+/// bounds-checked, then handed to kAsyncCopyHook with the destination's
+/// access site, which lands them (the rest of the N bytes zero-filled) when a
+/// wait completes their group;
 /// cp.async.commit.group and wait.group call their hooks, and wait.all is a
 /// commit followed by a wait for every group.
 void defer_asynchronous_copies(llvm::Module& module, KernelDescription& kernel, llvm::FunctionCallee check) {
@@ -178,7 +198,7 @@ void defer_asynchronous_copies(llvm::Module& module, KernelDescription& kernel, 
   llvm::FunctionCallee copy_hook = module.getOrInsertFunction(
       kAsyncCopyHook, llvm::FunctionType::get(void_type,
                                               {llvm::PointerType::get(context, kSharedAddressSpace),
-                                               llvm::PointerType::get(context, kGlobalAddressSpace), i64, i64},
+                                               llvm::PointerType::get(context, kGlobalAddressSpace), i64, i64, i32},
                                               false));
   llvm::FunctionCallee commit_hook = module.getOrInsertFunction(kAsyncCommitHook, void_type);
   llvm::FunctionCallee wait_hook = module.getOrInsertFunction(kAsyncWaitHook, void_type, i32);
@@ -202,10 +222,10 @@ void defer_asynchronous_copies(llvm::Module& module, KernelDescription& kernel, 
         llvm::Value* source = call->getArgOperand(1);
         llvm::Value* copied =
             call->arg_size() > 2 ? builder.CreateZExt(call->getArgOperand(2), i64) : builder.getInt64(bytes);
-        const auto site = static_cast<std::uint32_t>(kernel.access_sites.size());
-        builder.CreateCall(check, {source, copied, builder.getInt32(site)});
-        kernel.access_sites.push_back({AccessSite::Kind::load, "load", ""});
-        builder.CreateCall(copy_hook, {call->getArgOperand(0), source, copied, builder.getInt64(bytes)});
+        const std::string place = place_of(*call);
+        builder.CreateCall(check, {source, copied, add_site(kernel, context, {AccessSite::Kind::load, "load", place})});
+        builder.CreateCall(copy_hook, {call->getArgOperand(0), source, copied, builder.getInt64(bytes),
+                                       add_site(kernel, context, {AccessSite::Kind::store, "cp.async", place})});
       }
       call->eraseFromParent();
     }
@@ -213,18 +233,46 @@ void defer_asynchronous_copies(llvm::Module& module, KernelDescription& kernel, 
   }
 }
 
-/// A kiln_emu_check_global_access call before every global-memory access.
-void check_global_accesses(llvm::Module& module, KernelDescription& kernel) {
+/// A kiln_emu_check_shared_access call before each ldmatrix: the 16-byte
+/// row the lane supplies, read by the 8 lanes of each of its matrices.
+void check_matrix_loads(llvm::Module& module, KernelDescription& kernel, llvm::FunctionCallee check) {
+  constexpr std::string_view prefix = "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x";
+  for (llvm::Function& callee : module) {
+    const std::string name = callee.getName().str();
+    if (!callee.isDeclaration() || !name.starts_with(prefix)) continue;
+    const int matrices = name[prefix.size()] - '0';
+    for (llvm::User* user : callee.users())
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(user)) {
+        llvm::IRBuilder<> builder(call);
+        AccessSite site{AccessSite::Kind::load, "ldmatrix", place_of(*call), 8 * matrices};
+        builder.CreateCall(check, {call->getArgOperand(0), builder.getInt64(16),
+                                   add_site(kernel, module.getContext(), std::move(site)),
+                                   llvm::ConstantPointerNull::get(builder.getPtrTy())});
+      }
+  }
+}
+
+/// A kiln_emu_check_global_access call before every global-memory access,
+/// a kiln_emu_check_shared_access call before every shared-memory one.
+void check_memory_accesses(llvm::Module& module, KernelDescription& kernel) {
   llvm::LLVMContext& context = module.getContext();
   const llvm::DataLayout& layout = module.getDataLayout();
+  llvm::Type* void_type = llvm::Type::getVoidTy(context);
   llvm::Type* i32 = llvm::Type::getInt32Ty(context);
   llvm::Type* i64 = llvm::Type::getInt64Ty(context);
-  llvm::Type* global_pointer = llvm::PointerType::get(context, kGlobalAddressSpace);
-  llvm::FunctionCallee hook = module.getOrInsertFunction(
-      kGlobalAccessHook, llvm::FunctionType::get(llvm::Type::getVoidTy(context), {global_pointer, i64, i32}, false));
-  defer_asynchronous_copies(module, kernel, hook);
+  llvm::FunctionCallee global_hook = module.getOrInsertFunction(
+      kGlobalAccessHook,
+      llvm::FunctionType::get(void_type, {llvm::PointerType::get(context, kGlobalAddressSpace), i64, i32}, false));
+  llvm::FunctionCallee shared_hook = module.getOrInsertFunction(
+      kSharedAccessHook,
+      llvm::FunctionType::get(
+          void_type,
+          {llvm::PointerType::get(context, kSharedAddressSpace), i64, i32, llvm::PointerType::get(context, 0)}, false));
+  defer_asynchronous_copies(module, kernel, global_hook);
+  check_matrix_loads(module, kernel, shared_hook);
   for (llvm::Function& function : module) {
     if (function.isDeclaration()) continue;
+    llvm::AllocaInst* stored_value = nullptr;  // where a shared store's value goes for its check
     for (llvm::Instruction& instruction : llvm::instructions(function)) {
       llvm::Value* pointer = nullptr;
       llvm::Type* accessed = nullptr;
@@ -248,18 +296,61 @@ void check_global_accesses(llvm::Module& module, KernelDescription& kernel) {
       } else {
         continue;
       }
+      const unsigned address_space = pointer->getType()->getPointerAddressSpace();
+      const bool shared = address_space == kSharedAddressSpace;
       // Constants of the module itself (strings, tables) lie outside every argument.
-      if (pointer->getType()->getPointerAddressSpace() != kGlobalAddressSpace ||
+      if ((address_space != kGlobalAddressSpace && !shared) ||
           llvm::isa<llvm::GlobalVariable>(llvm::getUnderlyingObject(pointer)))
         continue;
-      if (llvm::MDNode* place = instruction.getMetadata("kiln.place"))
-        if (place->getNumOperands() > 0)
-          if (auto* text = llvm::dyn_cast<llvm::MDString>(place->getOperand(0))) site.place = text->getString().str();
+      site.place = place_of(instruction);
       llvm::IRBuilder<> builder(&instruction);
-      builder.CreateCall(hook, {pointer, llvm::ConstantInt::get(i64, layout.getTypeStoreSize(accessed)),
-                                llvm::ConstantInt::get(i32, kernel.access_sites.size())});
-      kernel.access_sites.push_back(std::move(site));
+      llvm::Value* bytes = llvm::ConstantInt::get(i64, layout.getTypeStoreSize(accessed));
+      if (!shared) {
+        builder.CreateCall(global_hook, {pointer, bytes, add_site(kernel, context, std::move(site))});
+        continue;
+      }
+      // A shared store's check compares the bytes it writes with those there.
+      llvm::Value* value = llvm::ConstantPointerNull::get(builder.getPtrTy());
+      if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction)) {
+        if (!stored_value) {
+          llvm::IRBuilder<> entry(&*function.getEntryBlock().getFirstInsertionPt());
+          stored_value = entry.CreateAlloca(entry.getInt8Ty(), entry.getInt64(kLargestSharedStore), "stored_value");
+          stored_value->setAlignment(llvm::Align(kLargestSharedStore));
+        }
+        if (layout.getTypeStoreSize(accessed) > kLargestSharedStore)
+          fail(kernel, "a shared-memory store of more than " + std::to_string(kLargestSharedStore) + " bytes");
+        builder.CreateStore(store->getValueOperand(), stored_value);
+        value = stored_value;
+      }
+      site.op_name = "shared " + site.op_name;
+      builder.CreateCall(shared_hook, {pointer, bytes, add_site(kernel, context, std::move(site)), value});
     }
+  }
+}
+
+/// Each barrier intrinsic's call becomes a call of its hook (kBarrierHooks)
+/// with the barrier's site appended, and the site's source line recorded.
+void number_barriers(llvm::Module& module, KernelDescription& kernel) {
+  for (const BarrierHook& barrier : kBarrierHooks) {
+    llvm::Function* intrinsic = module.getFunction(barrier.intrinsic);
+    if (!intrinsic) continue;
+    llvm::FunctionType* type = intrinsic->getFunctionType();
+    std::vector<llvm::Type*> parameters(type->param_begin(), type->param_end());
+    parameters.push_back(llvm::Type::getInt32Ty(module.getContext()));
+    llvm::FunctionCallee hook =
+        module.getOrInsertFunction(barrier.symbol, llvm::FunctionType::get(type->getReturnType(), parameters, false));
+    for (llvm::User* user : llvm::make_early_inc_range(intrinsic->users())) {
+      auto* call = llvm::dyn_cast<llvm::CallInst>(user);
+      if (!call) fail(kernel, std::string(barrier.intrinsic) + " is used other than by a call");
+      llvm::IRBuilder<> builder(call);
+      std::vector<llvm::Value*> arguments(call->arg_begin(), call->arg_end());
+      arguments.push_back(builder.getInt32(static_cast<std::uint32_t>(kernel.barrier_places.size())));
+      kernel.barrier_places.push_back(place_of(*call));
+      llvm::CallInst* replacement = builder.CreateCall(hook, arguments);
+      call->replaceAllUsesWith(replacement);
+      call->eraseFromParent();
+    }
+    intrinsic->eraseFromParent();
   }
 }
 
@@ -402,7 +493,8 @@ void retarget_module(llvm::Module& module, const std::string& kernel_function, c
   place_shared_memory(module, kernel);
   flatten_address_space_casts(module);
   lower_scoped_atomics(module);
-  check_global_accesses(module, kernel);
+  check_memory_accesses(module, kernel);
+  number_barriers(module, kernel);
   call_hooks(module, kernel);
   lower_narrow_floats_to_integers(module, kernel);
   add_entry(module, *module.getFunction(kernel_function));

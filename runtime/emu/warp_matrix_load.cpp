@@ -3,8 +3,8 @@
 // lane to arrive hands each lane its two elements of each matrix (PTX ISA,
 // "ldmatrix"): without .trans lane l gets row l / 4, elements 2 (l % 4) and
 // 2 (l % 4) + 1; with .trans element l / 4 of rows 2 (l % 4) and
-// 2 (l % 4) + 1. A row address outside the program's shared memory or not
-// 16-byte aligned is a fault, as on the GPU.
+// 2 (l % 4) + 1. A row address not 16-byte aligned is a fault, as on the
+// GPU (the shared-access check before each ldmatrix has checked its bounds).
 #include <cstring>
 #include <sstream>
 
@@ -61,12 +61,10 @@ void warp_matrix_load(const void* row, int matrices, bool transposed, std::uint3
   const std::byte* shared = scheduler.shared_memory();
   // Lanes past the matrices' rows supply addresses the instruction ignores.
   const bool used = scheduler.thread_index() % 32 < 8 * matrices;
-  if (used && (address < shared || address + kRowBytes > shared + scheduler.shared_memory_bytes() ||
-               (address - shared) % kRowBytes != 0)) {
+  if (used && (address - shared) % kRowBytes != 0) {
     std::ostringstream message;
     message << "kernel " << scheduler.launch().kernel->name << ": ldmatrix: thread " << scheduler.thread_index()
-            << " supplies shared-memory offset " << (address - shared)
-            << ", not a 16-byte aligned row inside the program's " << scheduler.shared_memory_bytes() << " bytes";
+            << " supplies shared-memory offset " << (address - shared) << ", not a 16-byte aligned row";
     scheduler.fault(message.str());
   }
   LoadLane lane{used ? address : shared, results, matrices, transposed};

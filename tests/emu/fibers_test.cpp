@@ -177,7 +177,7 @@ entry:
   %first = icmp eq i32 %tid, 0
   br i1 %first, label %done, label %wait
 wait:
-  call void @llvm.nvvm.barrier0()
+  call void @llvm.nvvm.barrier0(), !kiln.place !0
   br label %done
 done:
   ret void
@@ -185,6 +185,7 @@ done:
 
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare void @llvm.nvvm.barrier0()
+!0 = !{!"early.hpp:9"}
 )";
 
 TEST(Fibers, ABarrierAnExitedThreadNeverReachesIsADeadlock) {
@@ -192,8 +193,8 @@ TEST(Fibers, ABarrierAnExitedThreadNeverReachesIsADeadlock) {
   Buffer<std::int32_t> out(1, Device::emu());
   const std::vector<KernelArgument> args = {pointer_to(out, "out")};
   EXPECT_EQ(kernel_error([&] { kernel->launch(Device::emu(1), Grid{3, 1, 1}, args); }),
-            "kernel early_exit: deadlock in program (0, 0, 0): of 128 threads 1 finished and 127 wait at a barrier "
-            "that the others never reach");
+            "kernel early_exit: deadlock in program (0, 0, 0): of 128 threads 1 finished and 127 wait at barrier 0 "
+            "(early.hpp:9) that the others never reach");
 }
 
 // Threads below 64 wait at one barrier, the others at another (a barrier
@@ -225,7 +226,7 @@ TEST(Fibers, ThreadsAtDifferentBarriersAreAFault) {
   const std::vector<KernelArgument> args = {pointer_to(out, "out")};
   EXPECT_EQ(kernel_error([&] { kernel->launch(Device::emu(1), Grid{2, 1, 1}, args); }),
             "kernel split_barriers: threads of program (0, 0, 0) reach different barriers: thread 64 arrives at "
-            "another barrier than the 64 waiting with thread 0; a branch or loop that the program's threads take "
+            "barrier 1, the 64 waiting with thread 0 at barrier 0; a branch or loop that the program's threads take "
             "differently must not hold a barrier");
 }
 
