@@ -66,16 +66,21 @@ void program_id_axis_3(kl::Ptr<kl::i32> out) {
   failing_line = __LINE__; kl::store(out, kl::program_id(3));
 }
 
+// The lines of the kernels two tests compile: kl::compile traces a kernel
+// once per process, so only the first compile would set failing_line.
+int unmasked_load_line = 0;
+int load_before_start_line = 0;
+
 // 16 elements per program, no mask.
 void unmasked_load(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out) {
   auto offs = kl::program_id(0) * 16 + kl::arange<16>();
-  failing_line = __LINE__; auto v = kl::load(x + offs);
+  unmasked_load_line = __LINE__; auto v = kl::load(x + offs);
   kl::store(out + offs, v);
 }
 
 void load_before_start(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out) {
   auto offs = kl::arange<16>();
-  failing_line = __LINE__; auto v = kl::load(x + (offs - 3));
+  load_before_start_line = __LINE__; auto v = kl::load(x + (offs - 3));
   kl::store(out + offs, v);
 }
 
@@ -165,7 +170,7 @@ TEST(TraceError, ProgramIdAxis3) {
 
 TEST(KernelError, UnmaskedLoadPastTheEnd) {
   const auto kernel = kl::compile<error_kernels::unmasked_load>();
-  const int line = failing_line;
+  const int line = error_kernels::unmasked_load_line;
   // Program 1 reads elements 16..31 of a buffer of 20.
   auto x = kl::Buffer<float>::from(std::vector<float>(20, 1.5f));
   kl::Buffer<float> out(32);
@@ -176,7 +181,7 @@ TEST(KernelError, UnmaskedLoadPastTheEnd) {
 
 TEST(KernelError, UnmaskedLoadBeforeTheStart) {
   const auto kernel = kl::compile<error_kernels::load_before_start>();
-  const int line = failing_line;
+  const int line = error_kernels::load_before_start_line;
   auto x = kl::Buffer<float>::from(std::vector<float>(16, 1.5f));
   kl::Buffer<float> out(16);
   EXPECT_EQ(kernel_error([&] { kernel.launch(kl::Grid(1), x, out); }),
@@ -188,9 +193,9 @@ TEST(KernelError, EmuNamesTheSameLineAndElementAsCpu) {
   // The emu runs the GPU code generator's output; its bounds check reads the
   // op's line from the access and reports in the buffer's elements.
   const auto unmasked = kl::compile<error_kernels::unmasked_load>();
-  const int unmasked_line = failing_line;
+  const int unmasked_line = error_kernels::unmasked_load_line;
   const auto before_start = kl::compile<error_kernels::load_before_start>();
-  const int before_start_line = failing_line;
+  const int before_start_line = error_kernels::load_before_start_line;
   for (const kl::Device device : {kl::Device::cpu(), kl::Device::emu()}) {
     auto x = kl::Buffer<float>::from(std::vector<float>(20, 1.5f), device);
     kl::Buffer<float> out(32, device);
