@@ -86,9 +86,7 @@ TYPED_TEST(LayerNormForward, MergesStatisticsOverManyTiles) {
 
 // Values 1000 +- 1: var = E[x^2] - E[x]^2 in f32 loses every digit of the
 // variance (x^2 ~ 1e6 has an ulp of 0.0625 against a variance of 1/3), far
-// beyond the bound, which allows a mean error of about (10 * 1001 + n + 2)
-// 2^-24: the corrected mean's error follows the spread (1), not the values
-// (1001), but for 10 roundings.
+// beyond the bound, which allows a mean error of (n + 8) 2^-24 * 1001.
 TEST(LayerNormForwardFarFromZero, VarianceIsComputedFromCentredValues) {
   for (std::int64_t n : {64, 300}) {
     const std::int64_t rows = 9;
