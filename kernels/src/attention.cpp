@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "dtype_dispatch.hpp"
@@ -17,22 +21,62 @@ namespace {
 /// The sample configuration's query rows per program for head_dim.
 int block_m_of(int head_dim) { return head_dim == 64 ? attention_block_m<64> : attention_block_m<128>; }
 
-/// fn(the compiled kernel for dtype C and the run's head_dim and causal
-/// choices), in the sample configuration's tiles and warps.
+/// fn(the compiled kernel, with key lengths or without, and whether it takes
+/// them as a std::bool_constant).
+template <class C, int HEAD_DIM, bool CAUSAL, class F>
+decltype(auto) with_masks(bool key_lengths, F&& fn) {
+  using T = kl::Scalar<C>;
+  constexpr int block_m = attention_block_m<HEAD_DIM>;
+  const CompileOptions compile_options = attention_compile_options<HEAD_DIM>();
+  if (key_lengths)
+    return fn(kl::compile<attention_with_key_lengths<T, HEAD_DIM, block_m, attention_block_n, CAUSAL>>(compile_options),
+              std::true_type{});
+  return fn(kl::compile<attention<T, HEAD_DIM, block_m, attention_block_n, CAUSAL>>(compile_options),
+            std::false_type{});
+}
+
+/// fn(the compiled kernel for dtype C and the run's head_dim, causal and
+/// key_lengths choices, in the sample configuration's tiles and warps; and
+/// whether it takes key lengths).
 template <class C, class F>
 decltype(auto) with_kernel(const RunOptions& options, F&& fn) {
-  using T = kl::Scalar<C>;
   const bool causal = options.choices.at("causal") == "on";
+  const bool key_lengths = options.choices.at("key_lengths") != "none";
   if (options.choices.at("head_dim") == "64") {
-    constexpr int block_m = attention_block_m<64>;
-    const CompileOptions compile_options = attention_compile_options<64>();
-    if (causal) return fn(kl::compile<attention<T, 64, block_m, attention_block_n, true>>(compile_options));
-    return fn(kl::compile<attention<T, 64, block_m, attention_block_n, false>>(compile_options));
+    if (causal) return with_masks<C, 64, true>(key_lengths, fn);
+    return with_masks<C, 64, false>(key_lengths, fn);
   }
-  constexpr int block_m = attention_block_m<128>;
-  const CompileOptions compile_options = attention_compile_options<128>();
-  if (causal) return fn(kl::compile<attention<T, 128, block_m, attention_block_n, true>>(compile_options));
-  return fn(kl::compile<attention<T, 128, block_m, attention_block_n, false>>(compile_options));
+  if (causal) return with_masks<C, 128, true>(key_lengths, fn);
+  return with_masks<C, 128, false>(key_lengths, fn);
+}
+
+/// Each batch's number of valid keys for the key_lengths choice: uniform in
+/// [0, seq] from `seed` ("random"), so that some rows may see no key.
+std::vector<int> key_lengths_of(const RunOptions& options, int batch, int seq, std::uint64_t seed) {
+  if (options.choices.at("key_lengths") == "none") return {};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> length(0, seq);
+  std::vector<int> lengths(static_cast<std::size_t>(batch));
+  for (int& l : lengths) l = length(rng);
+  return lengths;
+}
+
+/// The normwise check of the LSE over the rows that see a key. A row that
+/// sees none has LSE -inf in the reference, and must have it in the kernel:
+/// anything else makes the error infinite. Returns the error and its tolerance.
+std::pair<double, double> lse_check(const std::vector<float>& got, const AttentionReference& want) {
+  std::vector<float> got_finite;
+  std::vector<double> want_finite, bound_finite;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isinf(want.lse[i])) {
+      if (got[i] != want.lse[i]) return {std::numeric_limits<double>::infinity(), 0};
+      continue;
+    }
+    got_finite.push_back(got[i]);
+    want_finite.push_back(want.lse[i]);
+    bound_finite.push_back(want.lse_bound[i]);
+  }
+  return {relative_error(got_finite, want_finite), normwise_tolerance(want_finite, bound_finite)};
 }
 
 template <class C>
@@ -49,18 +93,25 @@ RunReport run(const RunOptions& options) {
   const auto q_host = random_inputs<C>(n, options.seed);
   const auto k_host = random_inputs<C>(n, options.seed + 1);
   const auto v_host = random_inputs<C>(n, options.seed + 2);
+  shape.key_lengths = key_lengths_of(options, shape.batch, shape.seq, options.seed + 3);
   auto q = Buffer<C>::from(q_host, options.device);
   auto k = Buffer<C>::from(k_host, options.device);
   auto v = Buffer<C>::from(v_host, options.device);
   Buffer<C> o(n, options.device);
   Buffer<float> lse(rows, options.device);
+  const auto key_lengths = Buffer<std::int32_t>::from(
+      shape.key_lengths.empty() ? std::vector<std::int32_t>(shape.batch, shape.seq) : shape.key_lengths,
+      options.device);
   const int d = shape.head_dim, seq = shape.seq;
   RunReport report;
-  with_kernel<C>(options, [&](auto kernel) {
+  with_kernel<C>(options, [&](auto kernel, auto takes_key_lengths) {
     const kl::Grid grid(static_cast<int>(kl::cdiv(seq, block_m_of(d))), shape.batch * shape.heads);
     auto launch = [&] {
-      return kernel.launch(grid, q, k, v, o, lse, seq, shape.heads, static_cast<float>(shape.sm_scale),
-                           shape.heads * seq * d, seq * d, d);
+      const auto sm_scale = static_cast<float>(shape.sm_scale);
+      if constexpr (decltype(takes_key_lengths)::value)
+        return kernel.launch(grid, q, k, v, o, lse, key_lengths, seq, shape.heads, sm_scale, shape.heads * seq * d,
+                             seq * d, d);
+      else return kernel.launch(grid, q, k, v, o, lse, seq, shape.heads, sm_scale, shape.heads * seq * d, seq * d, d);
     };
     report.stats = launch();
     if (options.bench) report.seconds = median_seconds(options.device, launch);
@@ -74,10 +125,11 @@ RunReport run(const RunOptions& options) {
     // attention_reference); |error_i| <= bound_i makes ||error|| <= ||bound||,
     // so ||bound|| / ||reference|| bounds the normwise relative error. The
     // report holds the larger of the errors of O and LSE against the larger
-    // of their two tolerances.
+    // of their two tolerances (the LSE's over the rows that see a key).
     const AttentionReference want = attention_reference(q_host, k_host, v_host, shape);
-    report.error = std::max(relative_error(o.to_host(), want.o), relative_error(lse.to_host(), want.lse));
-    report.tolerance = std::max(normwise_tolerance(want.o, want.o_bound), normwise_tolerance(want.lse, want.lse_bound));
+    const auto [lse_error, lse_tolerance] = lse_check(lse.to_host(), want);
+    report.error = std::max(relative_error(o.to_host(), want.o), lse_error);
+    report.tolerance = std::max(normwise_tolerance(want.o, want.o_bound), lse_tolerance);
   }
   return report;
 }
@@ -91,7 +143,12 @@ KernelInfo attention_entry() {
   k.dims = {
       {"batch", 2, "batch size"}, {"heads", 4, "attention heads"}, {"seq", 500, "sequence length (queries = keys)"}};
   k.choices = {{"head_dim", "64", "size of each head", {"64", "128"}},
-               {"causal", "on", "each query sees only the keys up to its own position", {"on", "off"}}};
+               {"causal", "on", "each query sees only the keys up to its own position", {"on", "off"}},
+               {"key_lengths",
+                "none",
+                "key padding: each batch's valid keys drawn from [0, seq] (random), or all seq (none); a row with no "
+                "valid key outputs 0",
+                {"none", "random"}}};
   k.dtypes = {"f16", "bf16", "f32"};
   k.run = [](const RunOptions& options) {
     return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });

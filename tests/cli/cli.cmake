@@ -59,13 +59,19 @@ kiln_cli_test(unknown_flag 2 "^kiln: The following argument was not expected: --
 kiln_cli_test(no_subcommand 2 "^kiln: A subcommand is required \\(see kiln --help\\)\n$")
 kiln_cli_test(help 0 "Subcommands:.*run.*dump" --help)
 set(attention_ok "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok")
-kiln_cli_test(attention_check 0 "attention batch=2 heads=4 seq=33 causal=on head_dim=64 f16 on cpu\n  ${attention_ok}"
+kiln_cli_test(attention_check 0 "attention batch=2 heads=4 seq=33 causal=on head_dim=64 key_lengths=none f16 on cpu\n  ${attention_ok}"
   run attention --seq 33 --check)
-kiln_cli_test(attention_full_check 0 "causal=off head_dim=64 f16 on cpu\n  ${attention_ok}" run attention --seq 33 --causal off --check)
-kiln_cli_test(attention_d128_check 0 "causal=on head_dim=128 f16 on cpu\n  ${attention_ok}" run attention --seq 33 --head_dim 128 --check)
-kiln_cli_test(attention_bf16_check 0 "causal=on head_dim=64 bf16 on cpu\n  ${attention_ok}" run attention --seq 33 --dtype bf16 --check)
-kiln_cli_test(attention_f32_check 0 "causal=off head_dim=128 f32 on cpu\n  ${attention_ok}"
+kiln_cli_test(attention_full_check 0 "causal=off head_dim=64 key_lengths=none f16 on cpu\n  ${attention_ok}" run attention --seq 33 --causal off --check)
+kiln_cli_test(attention_d128_check 0 "causal=on head_dim=128 key_lengths=none f16 on cpu\n  ${attention_ok}" run attention --seq 33 --head_dim 128 --check)
+kiln_cli_test(attention_bf16_check 0 "causal=on head_dim=64 key_lengths=none bf16 on cpu\n  ${attention_ok}" run attention --seq 33 --dtype bf16 --check)
+kiln_cli_test(attention_f32_check 0 "causal=off head_dim=128 key_lengths=none f32 on cpu\n  ${attention_ok}"
   run attention --batch 3 --heads 1 --seq 70 --head_dim 128 --causal off --dtype f32 --check)
+# Key padding: 24 batches' key lengths drawn from [0, 33] (seed 0 draws one of 0 keys and one of all 33, with
+# libstdc++'s uniform_int_distribution), causal and not.
+kiln_cli_test(attention_key_lengths_check 0 "causal=on head_dim=64 key_lengths=random f16 on cpu\n  ${attention_ok}"
+  run attention --batch 24 --heads 1 --seq 33 --key_lengths random --check)
+kiln_cli_test(attention_key_lengths_full_check 0 "causal=off head_dim=64 key_lengths=random f16 on cpu\n  ${attention_ok}"
+  run attention --batch 24 --heads 1 --seq 33 --key_lengths random --causal off --check)
 # conv2d_bn_silu: each variant, the automatic choice, the unfused sequence and a variant that cannot run a shape.
 set(conv2d_ok "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok")
 kiln_cli_test(conv2d_auto_check 0 "conv2d_bn_silu n=2 c=3 h=9 w=7 k=20 r=3 s=3 stride=1 pad=1 dilation=1 groups=1 variant=auto f32 on cpu\n  plan: gemm \\(k=20 >= 16 and c\\*r\\*s=27 >= 16[^\n]*\\)\n  ${conv2d_ok}"

@@ -1,10 +1,14 @@
 // Correctness of the math functions (exp exp2 log log2 sqrt rsqrt sin cos tanh
 // erf abs floor ceil, fma, log1p) and of the stdlib activations (sigmoid silu gelu
-// gelu_tanh relu) for every float dtype, against long double references.
+// gelu_tanh relu) for every float dtype, against long double references; and
+// GELU's two forms at infinities, zeros and NaN, where the formulas alone would
+// give NaN at -inf.
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "test_support.hpp"
@@ -157,6 +161,46 @@ TYPED_TEST(Math, FunctionsAndActivationsMatchTheReference) {
       }
     kiln::test::expect_close(g, w, rel[op], allowance, names[op]);
   }
+}
+
+// gelu and gelu_tanh of the specials: x and their limits at +-inf (-0 at -inf
+// and for negative x so large that 1 + erf or 1 + tanh is 0 in f32, +inf at
+// +inf), the signed zeros, and NaN only for NaN.
+template <class C>
+void gelu_kernel(kl::Ptr<kl::Scalar<C>> x_ptr, kl::Ptr<kl::Scalar<C>> exact, kl::Ptr<kl::Scalar<C>> approximate) {
+  auto offs = kl::arange<8>();
+  auto x = kl::load(x_ptr + offs);
+  kl::store(exact + offs, kl::gelu(x));
+  kl::store(approximate + offs, kl::gelu_tanh(x));
+}
+
+TYPED_TEST(Math, GeluTakesItsLimitsAtInfinity) {
+  using T = TypeParam;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  // -20: 1 + erf and 1 + tanh round to 0 in f32 (and so in f16 and bf16); 20: to 2.
+  const std::vector<double> xs = {-inf, inf, nan, 0.0, -0.0, -20.0, 20.0, -1.0};
+  std::vector<T> x;
+  for (double v : xs) x.push_back(from_double<T>(v));
+  kl::Buffer<T> exact(xs.size()), approximate(xs.size());
+  kl::compile<gelu_kernel<T>>().launch(kl::Grid(1), kiln::test::to_buffer(x), exact, approximate);
+  const auto got_exact = exact.to_host(), got_approximate = approximate.to_host();
+  for (std::size_t i = 0; i + 1 < xs.size(); ++i) {
+    for (const auto& [name, got] : {std::pair{"gelu", got_exact}, std::pair{"gelu_tanh", got_approximate}}) {
+      const double g = as_double(got[i]);
+      SCOPED_TRACE(std::string(name) + " of " + std::to_string(xs[i]));
+      if (std::isnan(xs[i])) {
+        EXPECT_TRUE(std::isnan(g)) << g;
+        continue;
+      }
+      // -0 at -inf and -20 (x * 0 with x < 0); x itself at 0, -0, 20 and +inf.
+      const double want = xs[i] < 0 ? -0.0 : xs[i];
+      EXPECT_EQ(g, want);
+      EXPECT_EQ(std::signbit(g), std::signbit(want)) << g;
+    }
+  }
+  // gelu(-1) is finite and negative: -0.1587 (erf form), -0.1588 (tanh form).
+  EXPECT_NEAR(as_double(got_exact.back()), -0.15865525393145707, 0.01);
+  EXPECT_NEAR(as_double(got_approximate.back()), -0.15880800939172324, 0.01);
 }
 
 }  // namespace

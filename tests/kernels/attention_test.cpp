@@ -2,11 +2,15 @@
 // reference: f16 and bf16 (and f32 in two of the variants), head_dim 64 and
 // 128, causal and not, sequence lengths below, at and past the query block
 // and the 32-key block, several batches and heads of distinct data, O
-// and LSE element by element within the reference's derived bound; and a
+// and LSE element by element within the reference's derived bound; a
 // [batch, seq, heads, head_dim] layout to check that the strides, not the
-// shape, place each head.
+// shape, place each head; and key lengths (key padding) of 0, all and some
+// keys, with NaN and inf in the padded keys, which must change nothing.
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -139,6 +143,69 @@ TYPED_TEST(Attention, StridesPlaceEachHead) {
   const auto want = attention_reference(q, k, v, shape);
   expect_within(o, want.o, want.o_bound, "O");
   expect_within(lse, want.lse, want.lse_bound, "LSE");
+}
+
+/// Each LSE within its bound where the reference's is finite, and exactly
+/// -inf where it is -inf (a row that sees no key).
+void expect_lse(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& bound) {
+  std::vector<float> got_finite;
+  std::vector<double> want_finite, bound_finite;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isinf(want[i])) {
+      EXPECT_EQ(got[i], want[i]) << "LSE " << i;
+      continue;
+    }
+    got_finite.push_back(got[i]);
+    want_finite.push_back(want[i]);
+    bound_finite.push_back(bound[i]);
+  }
+  expect_within(got_finite, want_finite, bound_finite, "LSE");
+}
+
+TYPED_TEST(Attention, KeyLengthsHideThePaddedKeys) {
+  using C = typename TypeParam::type;
+  constexpr int d = TypeParam::head_dim;
+  constexpr int block_m = kiln::kernels::attention_block_m<d>;
+  auto kernel =
+      kl::compile<kiln::kernels::attention_with_key_lengths<kl::Scalar<C>, d, block_m, kiln::kernels::attention_block_n,
+                                                            TypeParam::causal>>(
+          kiln::kernels::attention_compile_options<d>());
+  std::mt19937 rng(7);
+  for (int seq : {17, 100, 129}) {
+    SCOPED_TRACE("seq " + std::to_string(seq));
+    // No key, every key, and two lengths drawn from [1, seq - 1].
+    std::uniform_int_distribution<int> some(1, seq - 1);
+    const AttentionShape shape{.batch = 4,
+                               .heads = 2,
+                               .seq = seq,
+                               .head_dim = d,
+                               .causal = TypeParam::causal,
+                               .sm_scale = 1.0 / std::sqrt(static_cast<double>(d)),
+                               .key_lengths = {0, seq, some(rng), some(rng)}};
+    const auto q = random_values<C>(shape.elements(), 500 + seq);
+    auto k = random_values<C>(shape.elements(), 600 + seq);
+    auto v = random_values<C>(shape.elements(), 700 + seq);
+    // The padded keys hold NaN and +-inf: read, or weighted by 0, they would
+    // turn their rows into NaN.
+    const float specials[3] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity()};
+    const std::size_t head_size = static_cast<std::size_t>(seq) * d;
+    for (std::size_t head = 0; head < static_cast<std::size_t>(shape.batch * shape.heads); ++head)
+      for (std::size_t e = static_cast<std::size_t>(shape.key_lengths[head / shape.heads]) * d; e < head_size; ++e) {
+        k[head * head_size + e] = C(specials[e % 3]);
+        v[head * head_size + e] = C(specials[(e + 1) % 3]);
+      }
+    auto bq = kl::Buffer<C>::from(q), bk = kl::Buffer<C>::from(k), bv = kl::Buffer<C>::from(v);
+    auto bo = kl::Buffer<C>::from(random_values<C>(q.size(), 92));
+    auto blse = kl::Buffer<float>::from(random_values<float>(static_cast<std::size_t>(8 * seq), 93));
+    auto lengths = kl::Buffer<std::int32_t>::from(shape.key_lengths);
+    kernel.launch(kl::Grid(kl::cdiv(seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, lengths, seq,
+                  shape.heads, static_cast<float>(shape.sm_scale), shape.heads * seq * d, seq * d, d);
+    const auto want = attention_reference(q, k, v, shape);
+    // Rows of the batch without keys: O exactly 0 (their bound is 0).
+    expect_within(bo.to_host(), want.o, want.o_bound, "O");
+    expect_lse(blse.to_host(), want.lse, want.lse_bound);
+  }
 }
 
 }  // namespace

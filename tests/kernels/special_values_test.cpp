@@ -1,5 +1,5 @@
 // NaN, ±inf, huge and tiny inputs through the sample kernels (softmax, layer
-// norm, RMS norm, dropout, matmul with its epilogue): every output element is NaN, +inf, -inf or finite
+// norm, RMS norm, dropout, matmul with its epilogue, attention): every output element is NaN, +inf, -inf or finite
 // exactly where the double-precision reference's is, so no kernel turns a
 // defined result into NaN (or hides one), and where the reference is defined
 // the values agree within the kernels' usual bounds.
@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "correctness/reference_support.hpp"
+#include "kiln/kernels/attention.hpp"
 #include "kiln/kernels/dropout.hpp"
 #include "kiln/kernels/layer_norm.hpp"
 #include "kiln/kernels/matmul.hpp"
@@ -106,16 +108,35 @@ struct NormCase {
 
 /// Rows without a spread: a constant row normalises to the bias (its centred
 /// values are exactly 0), a row of zeros to zeros; a row with one inf or NaN
-/// has no mean and gives NaN where the reference does.
+/// has no mean and gives NaN where the reference does. Huge rows, whose f32
+/// sums (of 1000 values of 1e36) or squares (of 1e20) overflow, have finite
+/// statistics all the same: the kernels scale each row by a power of two.
 std::vector<NormCase> norm_cases(std::int64_t n) {
   std::vector<float> constant(n, 7.25f), zeros(n, 0.0f), subnormal(n, std::numeric_limits<float>::denorm_min() * 3);
+  // Random values in [-1, 1], scaled below.
+  std::vector<float> huge_constant(n, 1e36f), huge = random_values<float>(n, 13, -1, 1);
+  std::vector<float> near_max = random_values<float>(n, 14, -1, 1),
+                     squares_overflow = random_values<float>(n, 15, -1, 1);
+  std::vector<float> tiny = random_values<float>(n, 16, -1, 1);
+  for (float& v : huge) v *= 1e36f;
+  for (float& v : near_max) v *= 3e38f;  // x - mean may pass the largest float
+  for (float& v : squares_overflow) v *= 1e20f;
+  for (float& v : tiny) v *= std::numeric_limits<float>::denorm_min() * 1000;  // subnormal, squares underflow
   std::vector<float> with_inf = random_values<float>(n, 7), with_nan = random_values<float>(n, 8);
+  std::vector<float> with_negative_inf = random_values<float>(n, 17);
   with_inf[n / 3] = kInf;
   with_nan[n - 1] = kNaN;
+  with_negative_inf[n / 2] = -kInf;
   return {{constant, "a constant row"},
           {zeros, "a row of zeros"},
           {subnormal, "a subnormal constant row"},
+          {tiny, "a row of subnormals"},
+          {huge_constant, "a constant row of 1e36"},
+          {huge, "a row of +-1e36"},
+          {near_max, "a row of +-3e38"},
+          {squares_overflow, "a row of +-1e20"},
           {with_inf, "a row with +inf"},
+          {with_negative_inf, "a row with -inf"},
           {with_nan, "a row with NaN"}};
 }
 
@@ -223,12 +244,154 @@ void check_matmul_with_inf(const std::string& what) {
   }
 }
 
+/// Matmul of operands of huge and subnormal magnitude: row 2 of A is `huge`
+/// times random values (f32: 1e30, whose products with B sum to finite
+/// results; f16: 6e4), row 5 subnormal (f32: 1e-44 times random values, whose
+/// products are subnormal too, so each rounding of the sum may be off by half
+/// the smallest subnormal, absolutely; f16: 6e-8 times random values, products
+/// exact in f32), and in f32 one element of row 9 of 1e38, whose products with
+/// B (in [-4, 4]) overflow the f32 output in some columns: +-inf there, as the
+/// reference rounded to f32 is. With the fused epilogue, GELU takes -inf to -0.
+template <class C, kl::kernels::Epilogue EPILOGUE>
+void check_matmul_with_huge_and_tiny(const std::string& what) {
+  constexpr int kBlock = 16, m = 24, n = 40, k = 32;
+  constexpr bool f32 = std::is_same_v<C, float>;
+  const float huge = f32 ? 1e30f : 6e4f, tiny = f32 ? 1e-44f : 6e-8f;
+  std::vector<C> a = random_values<C>(m * k, 31), b = random_values<C>(k * n, 32);
+  const std::vector<C> bias = random_values<C>(n, 33);
+  for (int t = 0; t < k; ++t) {
+    a[2 * k + t] = C(static_cast<float>(a[2 * k + t]) * huge);
+    a[5 * k + t] = C(static_cast<float>(a[5 * k + t]) * tiny);
+  }
+  if constexpr (f32) a[9 * k] = 1e38f;
+  auto ba = kl::Buffer<C>::from(a), bb = kl::Buffer<C>::from(b), bbias = kl::Buffer<C>::from(bias);
+  kl::Buffer<float> bc(m * n);
+  const std::int64_t seed = 7;
+  const float p = 0.25f;
+  const int grid = kl::cdiv(m, kBlock) * kl::cdiv(n, kBlock);
+  kl::compile<kl::kernels::matmul<kl::Scalar<C>, kl::f32, kBlock, kBlock, kBlock, 2, EPILOGUE>>().launch(
+      kl::Grid(grid), ba, bb, bc, bbias, m, n, k, k, 1, n, 1, n, 1, p, seed, 0);
+  // Before the epilogue but for the bias, to find the sums that overflow f32.
+  kl::kernels::MatmulProblem problem{.m = m,
+                                     .n = n,
+                                     .k = k,
+                                     .epilogue = {.bias = EPILOGUE.bias},
+                                     .p = p,
+                                     .seed = static_cast<std::uint64_t>(seed),
+                                     .out_dtype = kl::ir::DType::f32};
+  const auto sums = kl::kernels::matmul_reference(a, b, bias, problem);
+  problem.epilogue = EPILOGUE;
+  auto ref = kl::kernels::matmul_reference(a, b, bias, problem);
+  int overflowing = 0;
+  for (std::size_t i = 0; i < ref.values.size(); ++i) {
+    if (i / n == 5) ref.bounds[i] += (k + 2) * static_cast<double>(std::numeric_limits<float>::denorm_min());
+    // Dropout's scaling may overflow a finite f32 result too.
+    if (std::isinf(static_cast<float>(ref.values[i]))) ref.values[i] = static_cast<float>(ref.values[i]);
+    const double rounded = static_cast<float>(sums.values[i]);
+    if (!std::isinf(rounded)) continue;
+    ++overflowing;
+    double y = rounded;
+    if (EPILOGUE.gelu != kl::kernels::Gelu::none) y = kl::kernels::gelu_reference(y, EPILOGUE.gelu);
+    const bool dropped = EPILOGUE.dropout && !kl::kernels::dropout_keep_host(seed, static_cast<std::uint32_t>(i), p);
+    ref.values[i] = dropped ? 0.0 : EPILOGUE.dropout ? y / (1 - static_cast<double>(p)) : y;
+  }
+  if (f32) {
+    ASSERT_GT(overflowing, 0) << what << ": row 9 must overflow somewhere";
+  }
+  const std::vector<float> got = bc.to_host();
+  expect_same_kinds(got, ref.values, 0, std::numeric_limits<double>::infinity(), what + ": kinds");
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(ref.values[i]) || std::isinf(static_cast<float>(sums.values[i]))) continue;
+    ASSERT_LE(std::abs(got[i] - ref.values[i]), ref.bounds[i]) << what << ": element " << i;
+  }
+}
+
+TEST(SpecialValues, MatmulWithHugeAndSubnormalOperands) {
+  check_matmul_with_huge_and_tiny<float, kl::kernels::Epilogue{}>("matmul f32");
+  check_matmul_with_huge_and_tiny<kl::half, kl::kernels::Epilogue{}>("matmul f16");
+  constexpr kl::kernels::Epilogue fused{.bias = true, .gelu = kl::kernels::Gelu::erf, .dropout = true};
+  check_matmul_with_huge_and_tiny<float, fused>("matmul f32 + bias + GELU + dropout");
+  check_matmul_with_huge_and_tiny<kl::half, fused>("matmul f16 + bias + GELU + dropout");
+}
+
 TEST(SpecialValues, MatmulWithInfAndNaNOperands) {
   check_matmul_with_inf<float, kl::kernels::Epilogue{}>("matmul f32");
   check_matmul_with_inf<kl::half, kl::kernels::Epilogue{}>("matmul f16");
   constexpr kl::kernels::Epilogue fused{.bias = true, .gelu = kl::kernels::Gelu::erf, .dropout = true};
   check_matmul_with_inf<float, fused>("matmul f32 + bias + GELU + dropout");
   check_matmul_with_inf<kl::half, fused>("matmul f16 + bias + GELU + dropout");
+}
+
+// ---------------------------------------------------------------------------
+// Attention (f32, head_dim 64) with NaN, +-inf, huge and subnormal values where
+// the rows see them; tests/kernels/attention_test.cpp checks that padded keys
+// (key lengths), whatever they hold, change nothing.
+
+using kl::kernels::AttentionShape;
+
+/// Runs the library attention on q, k, v and checks O and LSE against the
+/// reference: the same kinds, and finite values within the reference's bounds.
+void check_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                     const AttentionShape& shape, const std::string& what) {
+  constexpr int d = 64, block_m = kl::kernels::attention_block_m<d>;
+  auto bq = kl::Buffer<float>::from(q), bk = kl::Buffer<float>::from(k), bv = kl::Buffer<float>::from(v);
+  kl::Buffer<float> bo(q.size()), blse(static_cast<std::size_t>(shape.batch * shape.heads * shape.seq));
+  const auto launch = [&](auto kernel) {
+    kernel.launch(kl::Grid(kl::cdiv(shape.seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, shape.seq,
+                  shape.heads, static_cast<float>(shape.sm_scale), shape.heads * shape.seq * d, shape.seq * d, d);
+  };
+  const auto options = kl::kernels::attention_compile_options<d>();
+  if (shape.causal)
+    launch(kl::compile<kl::kernels::attention<kl::f32, d, block_m, kl::kernels::attention_block_n, true>>(options));
+  else launch(kl::compile<kl::kernels::attention<kl::f32, d, block_m, kl::kernels::attention_block_n, false>>(options));
+  const auto want = kl::kernels::attention_reference(q, k, v, shape);
+  const auto check = [&](const std::vector<float>& got, const std::vector<double>& values,
+                         const std::vector<double>& bounds, const std::string& output) {
+    expect_same_kinds(got, values, 0, std::numeric_limits<double>::infinity(), what + ": " + output + " kinds");
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (!std::isfinite(values[i])) continue;
+      ASSERT_LE(std::abs(got[i] - values[i]), bounds[i]) << what << ": " << output << " element " << i;
+    }
+  };
+  check(bo.to_host(), want.o, want.o_bound, "O");
+  check(blse.to_host(), want.lse, want.lse_bound, "LSE");
+}
+
+AttentionShape attention_shape(bool causal) {
+  return {.batch = 1, .heads = 2, .seq = 50, .head_dim = 64, .causal = causal, .sm_scale = 0.125};
+}
+
+TEST(SpecialValues, AttentionWithNaNInfHugeAndSubnormalValues) {
+  for (const bool causal : {false, true}) {
+    const AttentionShape shape = attention_shape(causal);
+    std::vector<float> q = random_values<float>(shape.elements(), 41), k = random_values<float>(shape.elements(), 42),
+                       v = random_values<float>(shape.elements(), 43);
+    constexpr int d = 64;
+    // Key 0, which every row sees: NaN, +inf and -inf in columns 5, 9 and 11.
+    // (Causal, a key's V row also meets the earlier rows of its diagonal block,
+    // with weight 0: NaN or inf there would make them NaN; attention.hpp says so.)
+    v[5] = kNaN;
+    v[9] = kInf;
+    v[11] = -kInf;
+    for (int c = 0; c < d; ++c) {
+      v[12 * d + c] *= std::numeric_limits<float>::denorm_min() * 100;  // key 12: subnormal values
+      q[(50 + 20) * d + c] *= 1e30f;  // row 20 of head 1: huge scores, whose softmax is one-hot
+    }
+    check_attention(q, k, v, shape, causal ? "causal attention" : "attention");
+  }
+}
+
+TEST(SpecialValues, AttentionWithInfiniteScores) {
+  // +inf in key 20 gives +inf scores (NaN rows: inf - inf) where q's column 0
+  // is positive and -inf scores (weight 0) where it is negative.
+  for (const bool causal : {false, true}) {
+    const AttentionShape shape = attention_shape(causal);
+    std::vector<float> q = random_values<float>(shape.elements(), 44), k = random_values<float>(shape.elements(), 45),
+                       v = random_values<float>(shape.elements(), 46);
+    k[20 * 64] = kInf;
+    k[(50 + 30) * 64 + 3] = -kInf;
+    check_attention(q, k, v, shape, causal ? "causal attention" : "attention");
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Attention forward in the FlashAttention style: O = softmax(Q K^T * scale
-// [+ causal mask]) V and the log-sum-exp of each query row's scaled scores,
-// for Q, K, V, O of shape [batch, heads, seq, head_dim]. One program per
+// [+ causal mask] [+ key padding mask]) V and the log-sum-exp of each query
+// row's scaled scores, for Q, K, V, O of shape [batch, heads, seq, head_dim],
+// optionally with each batch's number of valid keys. One program per
 // block of query rows of one (batch, head) loops over the keys block by
 // block with an online softmax, so the seq x seq score matrix never exists.
 // Also the double reference with a per-element error bound.
@@ -35,13 +36,14 @@ struct OnlineSoftmax {
 };
 
 /// Folds the keys [start_n, start_n + BLOCK_N) into `state`. MASKED: some of
-/// these keys lie past `seq` or (CAUSAL) after some of the rows; their scores
-/// become -inf and their K and V rows are not read. Unmasked blocks skip the
+/// these keys lie at or past `keys_end` (the visible keys) or (CAUSAL) after some
+/// of the rows; their scores become -inf and their K and V rows are not read
+/// (V reads 0, so that 0 * V adds exactly nothing). Unmasked blocks skip the
 /// compares, which is what most blocks are.
 template <bool MASKED, bool CAUSAL, int BLOCK_N, class T, int BLOCK_M, int HEAD_DIM, class Rows, class Dims,
           class QTile, class Scale>
 void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl::Ptr<T> v_head, const QTile& q_tile,
-                  const Rows& rows, const Dims& dims, kl::i32 start_n, kl::i32 seq, kl::i32 stride_seq,
+                  const Rows& rows, const Dims& dims, kl::i32 start_n, kl::i32 keys_end, kl::i32 stride_seq,
                   const Scale& qk_scale) {
   auto keys = start_n + kl::arange<BLOCK_N>();
   auto keys_across = kl::expand_dims<0>(keys);                                 // [1, BLOCK_N]
@@ -50,7 +52,7 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
   auto v_ptrs = v_head + keys_down * stride_seq + kl::expand_dims<0>(dims);    // V: [BLOCK_N, HEAD_DIM]
   auto scores = [&] {
     if constexpr (MASKED) {
-      auto in_seq = keys_across < seq;
+      auto in_seq = keys_across < keys_end;
       auto s = kl::dot(q_tile, kl::load(k_ptrs, in_seq)) * qk_scale;
       if constexpr (CAUSAL) return kl::where(in_seq & (keys_across <= kl::expand_dims<1>(rows)), s, negative_infinity);
       else return kl::where(in_seq, s, negative_infinity);
@@ -59,15 +61,16 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
     }
   }();
   auto v_tile = [&] {
-    if constexpr (MASKED) return kl::load(v_ptrs, keys_down < seq);
+    if constexpr (MASKED) return kl::load(v_ptrs, keys_down < keys_end);
     else return kl::load(v_ptrs);
   }();
   // [book:update]
   auto new_max = kl::maximum(state.row_max, kl::max(scores, kl::axis<1>));
   // A row with no visible key so far keeps a -inf maximum, and exp2(-inf -
   // -inf) is NaN: take its exponents relative to 0 instead, so its weights stay
-  // 0. With the masks here every row sees key 0 in its first block; the guard
-  // keeps a row whose keys are all masked free of NaN all the same.
+  // 0. With the masks here every row that sees a key at all sees key 0 in its
+  // first block; the guard keeps a row whose keys are all masked free of NaN
+  // all the same.
   auto base = kl::where(new_max == negative_infinity, 0.0, new_max);
   auto rescale = kl::exp2(state.row_max - base);
   auto p = kl::exp2(scores - kl::expand_dims<1>(base));
@@ -97,6 +100,10 @@ inline constexpr int attention_block_n = 32;
 ///   warps spill 4 bytes (sm_80, on tensor cores) and 12 bytes (f32, sm_90a);
 ///   32 rows at 4 warps spill (432-560 bytes of spill stores on tensor cores,
 ///   192-620 for f32).
+/// - attention_with_key_lengths (f16 on tensor cores): the same, but at
+///   head_dim 64 without the causal mask, where ptxas for sm_90a settles on
+///   128 registers and spills 8 bytes (attention uses 132 there, and the key
+///   count is one more value to keep).
 template <int HEAD_DIM>
 inline constexpr int attention_block_m = HEAD_DIM <= 64 ? 128 : 32;
 /// Warps per program of the sample configuration.
@@ -120,18 +127,16 @@ inline CompileOptions attention_compile_options() {
   return options;
 }
 
-/// Attention forward. q, k, v, o: [batch, heads, seq, HEAD_DIM] with the given
-/// strides of the batch, head and seq axes (one layout for all four; head_dim
-/// contiguous). lse: [batch, heads, seq] f32, contiguous: the natural log of
-/// sum_j exp(sm_scale q_i . k_j) over the keys each row sees. Grid:
-/// (cdiv(seq, BLOCK_M), batch * heads). CAUSAL: row i sees keys 0..i; key
-/// blocks above the diagonal are never visited. BLOCK_M must be a multiple of
-/// BLOCK_N so that the causal diagonal starts on a key block boundary.
-template <class T, int HEAD_DIM, int BLOCK_M, int BLOCK_N, bool CAUSAL>
-void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<kl::f32> lse, kl::i32 seq, kl::i32 heads,
-               kl::f32 sm_scale, kl::i32 stride_batch, kl::i32 stride_head, kl::i32 stride_seq) {
+namespace attention_detail {
+
+/// One program of either kernel below; the keys [0, keys) of the head are
+/// visible (keys = seq without key lengths). KEY_LENGTHS: keys may be less
+/// than seq, so the causal kernel's keys before its rows may also need a mask.
+template <class T, int HEAD_DIM, int BLOCK_M, int BLOCK_N, bool CAUSAL, bool KEY_LENGTHS>
+void attention_program(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<kl::f32> lse, kl::i32 seq,
+                       kl::i32 keys, kl::i32 heads, kl::f32 sm_scale, kl::i32 stride_batch, kl::i32 stride_head,
+                       kl::i32 stride_seq) {
   static_assert(BLOCK_M % BLOCK_N == 0, "attention: BLOCK_M must be a multiple of BLOCK_N");
-  using attention_detail::attend_block;
   auto start_m = kl::program_id(0) * BLOCK_M;
   auto batch_head = kl::program_id(1);
   auto head_offset = (batch_head / heads) * stride_batch + (batch_head % heads) * stride_head;
@@ -145,22 +150,29 @@ void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<k
   auto v_head = v + head_offset;
   // exp2 instead of exp: log2(e) is folded into the scale once.
   auto qk_scale = sm_scale * std::numbers::log2e;
-  attention_detail::OnlineSoftmax<BLOCK_M, HEAD_DIM> state;
+  OnlineSoftmax<BLOCK_M, HEAD_DIM> state;
   // [book:loops]
   if constexpr (CAUSAL) {
-    // Keys before start_m are visible to every row of the block and lie
-    // inside seq; the diagonal blocks need both masks.
-    for (auto start_n : kl::range(0, start_m, BLOCK_N))
-      attend_block<false, true, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
-    for (auto start_n : kl::range(start_m, kl::minimum(start_m + BLOCK_M, seq), BLOCK_N))
-      attend_block<true, true, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
+    // Keys before start_m are visible to every row of the block; without key
+    // lengths they all lie inside seq. The diagonal blocks need both masks,
+    // and so does the block of a key length that ends before the diagonal.
+    auto unmasked_end = [&] {
+      if constexpr (KEY_LENGTHS) return kl::minimum(start_m, keys / BLOCK_N * BLOCK_N);
+      else return start_m;
+    }();
+    for (auto start_n : kl::range(0, unmasked_end, BLOCK_N))
+      attend_block<false, true, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, keys, stride_seq,
+                                         qk_scale);
+    for (auto start_n : kl::range(unmasked_end, kl::minimum(start_m + BLOCK_M, keys), BLOCK_N))
+      attend_block<true, true, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, keys, stride_seq, qk_scale);
   } else {
-    auto full_blocks_end = seq / BLOCK_N * BLOCK_N;
+    auto full_blocks_end = keys / BLOCK_N * BLOCK_N;
     for (auto start_n : kl::range(0, full_blocks_end, BLOCK_N))
-      attend_block<false, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq,
+      attend_block<false, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, keys, stride_seq,
                                           qk_scale);
-    for (auto start_n : kl::range(full_blocks_end, seq, BLOCK_N))
-      attend_block<true, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, seq, stride_seq, qk_scale);
+    for (auto start_n : kl::range(full_blocks_end, keys, BLOCK_N))
+      attend_block<true, false, BLOCK_N>(state, k_head, v_head, q_tile, rows, dims, start_n, keys, stride_seq,
+                                         qk_scale);
   }
   // [/book:loops]
   // [book:finish]
@@ -173,6 +185,44 @@ void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<k
   // [/book:finish]
 }
 
+}  // namespace attention_detail
+
+/// Attention forward. q, k, v, o: [batch, heads, seq, HEAD_DIM] with the given
+/// strides of the batch, head and seq axes (one layout for all four; head_dim
+/// contiguous). lse: [batch, heads, seq] f32, contiguous: the natural log of
+/// sum_j exp(sm_scale q_i . k_j) over the keys each row sees. Grid:
+/// (cdiv(seq, BLOCK_M), batch * heads). CAUSAL: row i sees keys 0..i; key
+/// blocks above the diagonal are never visited. BLOCK_M must be a multiple of
+/// BLOCK_N so that the causal diagonal starts on a key block boundary. In a
+/// block on the diagonal, a key's V row meets the rows before it with weight
+/// 0, in one dot: a NaN or inf in it makes those rows NaN (as in FlashAttention
+/// and in PyTorch's P V), though they do not see the key.
+template <class T, int HEAD_DIM, int BLOCK_M, int BLOCK_N, bool CAUSAL>
+void attention(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<kl::f32> lse, kl::i32 seq, kl::i32 heads,
+               kl::f32 sm_scale, kl::i32 stride_batch, kl::i32 stride_head, kl::i32 stride_seq) {
+  attention_detail::attention_program<T, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, false>(
+      q, k, v, o, lse, seq, seq, heads, sm_scale, stride_batch, stride_head, stride_seq);
+}
+
+/// Attention forward with key padding: as `attention`, and key_lengths
+/// ([batch] i32) gives the number of valid keys of each batch, so that a query
+/// row of batch b sees only keys j < key_lengths[b] (and, CAUSAL, j <= its own
+/// position: the mask is aligned at the top left, as PyTorch's key padding mask
+/// with a causal mask is). Keys at or past the length are neither read nor
+/// weighted: whatever K and V hold there, NaN or inf included, changes no
+/// output. Lengths are clamped to [0, seq]. A query row that sees no key (its
+/// batch's length is 0) gets O = 0 and LSE = -inf, FlashAttention's
+/// convention; PyTorch's scaled_dot_product_attention gives NaN for such a row
+/// on its math path (the softmax of a row of -inf).
+template <class T, int HEAD_DIM, int BLOCK_M, int BLOCK_N, bool CAUSAL>
+void attention_with_key_lengths(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<kl::f32> lse,
+                                kl::Ptr<kl::i32> key_lengths, kl::i32 seq, kl::i32 heads, kl::f32 sm_scale,
+                                kl::i32 stride_batch, kl::i32 stride_head, kl::i32 stride_seq) {
+  auto keys = kl::clamp(kl::load(key_lengths + kl::program_id(1) / heads), 0, seq);
+  attention_detail::attention_program<T, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, true>(
+      q, k, v, o, lse, seq, keys, heads, sm_scale, stride_batch, stride_head, stride_seq);
+}
+
 /// Shape and parameters of one attention call.
 struct AttentionShape {
   int batch = 1;
@@ -181,6 +231,7 @@ struct AttentionShape {
   int head_dim = 64;
   bool causal = true;
   double sm_scale = 0.125;
+  std::vector<int> key_lengths{};  // valid keys of each batch (attention_with_key_lengths); empty: all seq
   std::size_t elements() const { return static_cast<std::size_t>(batch) * heads * seq * head_dim; }
 };
 
@@ -190,9 +241,12 @@ struct AttentionReference {
   std::vector<double> o_bound, lse_bound;  // |kernel - reference| may reach these
 };
 
-/// O and LSE in double from the plain softmax(Q K^T * scale [+ causal mask]) V
-/// of contiguous [batch, heads, seq, head_dim] inputs stored as C, and a bound
-/// on the error of the kernel run on the same inputs (C is its input dtype).
+/// O and LSE in double from the plain softmax(Q K^T * scale [+ causal mask]
+/// [+ key padding mask]) V of contiguous [batch, heads, seq, head_dim] inputs
+/// stored as C, and a bound on the error of the kernel run on the same inputs
+/// (C is its input dtype). Masked keys are never read, whatever they hold; a
+/// row without a visible key has O = 0 (bound 0) and LSE = -inf, as the
+/// kernels define it.
 ///
 /// The bound (first order; the factor 1.01 covers the second-order terms):
 /// inputs are exact (both sides read the same C values). Per query row i let
@@ -236,11 +290,12 @@ AttentionReference attention_reference(const std::vector<C>& q, const std::vecto
   std::vector<double> scores(seq), weights(seq);
   for (std::size_t head = 0; head < static_cast<std::size_t>(shape.batch) * shape.heads; ++head) {
     const std::size_t base = head * seq * d;
+    const int keys = shape.key_lengths.empty() ? seq : std::clamp(shape.key_lengths[head / shape.heads], 0, seq);
     double v_max = 0;
-    for (std::size_t e = base; e < base + static_cast<std::size_t>(seq) * d; ++e)
+    for (std::size_t e = base; e < base + static_cast<std::size_t>(keys) * d; ++e)
       v_max = std::max(v_max, std::abs(at(v, e)));
     for (int i = 0; i < seq; ++i) {
-      const int visible = shape.causal ? i + 1 : seq;
+      const int visible = std::min(shape.causal ? i + 1 : seq, keys);
       double max_score = -std::numeric_limits<double>::infinity(), max_magnitude = 0;
       for (int j = 0; j < visible; ++j) {
         double s = 0, a = 0;

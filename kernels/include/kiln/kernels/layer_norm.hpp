@@ -4,7 +4,12 @@
 // two passes over the registers. A longer row is read twice: once for its
 // mean and variance (each column tile's own mean and centred sum of squares,
 // merged into the running ones with Chan's update), once to write y. Either
-// way the variance never subtracts two large sums.
+// way the variance never subtracts two large sums. When a sum overflows f32
+// (a row of 1000 values of 1e36, say) the statistics are taken again, of the
+// row scaled by a power of two that brings its largest magnitude below 2
+// (norm_scale; running in the tiled kernel), each mean corrected once by the
+// mean of the deviations from it, which makes a constant row's mean exact (its
+// centred values are then exactly 0); other rows keep their arithmetic.
 // The per-row mean and 1/sqrt(var + eps) are stored in f32 for the backward.
 // Statistics are in f32 whatever the dtype; y is in the dtype.
 #pragma once
@@ -32,14 +37,79 @@ void layer_norm_forward_row_tile(kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<T> bia
   auto mask = cols < n;
   auto n_f32 = kl::cast<kl::f32>(n);
   auto values = kl::cast<kl::f32>(kl::load(x + row_start + cols, mask));
-  auto mean = kl::sum(values, kl::axis<0>) / n_f32;
-  auto centred = kl::where(mask, values - mean, 0.0f);
-  auto rstd = kl::rsqrt(kl::sum(centred * centred, kl::axis<0>) / n_f32 + eps);
-  kl::store(mean_out + row, mean);
-  kl::store(rstd_out + row, rstd);
+  kl::Var mean = kl::sum(values, kl::axis<0>) / n_f32;
+  kl::Var centred = kl::where(mask, values - mean, 0.0f);
+  kl::Var variance = kl::sum(centred * centred, kl::axis<0>) / n_f32;
+  kl::Var scale = kl::f32(1.0f);
+  // A sum that overflowed (or a row with inf or NaN) leaves the variance inf
+  // or NaN: then again, in units of norm_scale, with the corrected mean.
+  kl::if_(kl::isinf(variance) | kl::isnan(variance), [&] {
+    scale = norm_scale(kl::max(kl::abs(values), kl::axis<0>));
+    auto scaled = values / scale;
+    auto rough_mean = kl::sum(scaled, kl::axis<0>) / n_f32;
+    mean = rough_mean + kl::sum(kl::where(mask, scaled - rough_mean, 0.0f), kl::axis<0>) / n_f32;
+    centred = kl::where(mask, scaled - mean, 0.0f);
+    variance = kl::sum(centred * centred, kl::axis<0>) / n_f32;
+  });
+  auto inverse = 1.0f / scale;
+  auto rstd = kl::rsqrt(variance + scaled_eps(eps, inverse));
+  kl::store(mean_out + row, mean * scale);
+  kl::store(rstd_out + row, unscaled_rstd(variance, rstd, eps, inverse));
   auto w = kl::cast<kl::f32>(kl::load(weight + cols, mask));
   auto b = kl::cast<kl::f32>(kl::load(bias + cols, mask));
   kl::store(y + row_start + cols, centred * rstd * w + b, mask);
+}
+
+/// The running count, mean and sum of centred squares (M2) of the tiles of a
+/// row so far: the mean in units of `scale` and M2 in units of scale^2.
+struct RowStatistics {
+  kl::Var<kl::f32> count = kl::f32(0.0f);
+  kl::Var<kl::f32> mean = kl::f32(0.0f);
+  kl::Var<kl::f32> centred_squares = kl::f32(0.0f);
+  kl::Var<kl::f32> scale = kl::f32(1.0f);
+};
+
+/// Merges a tile's count, mean and M2 into `stats` (same units): Chan, Golub
+/// and LeVeque's pairwise update.
+inline void merge_tile(RowStatistics& stats, const kl::f32& tile_count, const kl::f32& tile_mean,
+                       const kl::f32& tile_squares) {
+  auto merged_count = stats.count + tile_count;
+  auto delta = tile_mean - stats.mean;
+  auto tile_share = tile_count / merged_count;
+  stats.centred_squares = stats.centred_squares + tile_squares + delta * delta * stats.count * tile_share;
+  stats.mean = stats.mean + delta * tile_share;
+  stats.count = merged_count;
+}
+
+/// Folds the row's tiles, BLOCK_N columns at a time, into `stats`. SCALED:
+/// each tile in units of the largest norm_scale so far (stats.scale, growing
+/// with the tiles; the statistics so far are moved to it, exactly), its mean
+/// corrected once; else as they are (scale 1).
+template <bool SCALED, int BLOCK_N, class T>
+void accumulate_row_statistics(RowStatistics& stats, kl::Ptr<T> x_row, kl::i32 n) {
+  for (auto start : kl::range(0, n, BLOCK_N)) {
+    auto cols = start + kl::arange<BLOCK_N>();
+    auto mask = cols < n;
+    auto values = kl::cast<kl::f32>(kl::load(x_row + cols, mask));
+    auto tile_count = kl::cast<kl::f32>(kl::minimum(n - start, BLOCK_N));
+    if constexpr (SCALED) {
+      auto merged_scale = kl::maximum(stats.scale, norm_scale(kl::max(kl::abs(values), kl::axis<0>)));
+      auto inverse = 1.0f / merged_scale;
+      auto rescale = stats.scale * inverse;  // a power of two
+      auto scaled = values * inverse;
+      auto rough_mean = kl::sum(scaled, kl::axis<0>) / tile_count;
+      auto tile_mean = rough_mean + kl::sum(kl::where(mask, scaled - rough_mean, 0.0f), kl::axis<0>) / tile_count;
+      auto centred = kl::where(mask, scaled - tile_mean, 0.0f);
+      stats.mean = stats.mean * rescale;
+      stats.centred_squares = stats.centred_squares * rescale * rescale;
+      stats.scale = merged_scale;
+      merge_tile(stats, tile_count, tile_mean, kl::sum(centred * centred, kl::axis<0>));
+    } else {
+      auto tile_mean = kl::sum(values, kl::axis<0>) / tile_count;
+      auto centred = kl::where(mask, values - tile_mean, 0.0f);
+      merge_tile(stats, tile_count, tile_mean, kl::sum(centred * centred, kl::axis<0>));
+    }
+  }
 }
 
 /// One program per row of x ([rows, n], row-major), any n: BLOCK_N columns at
@@ -52,35 +122,28 @@ void layer_norm_forward(kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<T> bias, kl::Pt
   auto row_start = kl::cast<kl::i64>(row) * n;
   auto x_row = x + row_start;
   auto y_row = y + row_start;
-  kl::Var count = kl::f32(0.0f);
-  kl::Var mean = kl::f32(0.0f);
-  kl::Var centred_squares = kl::f32(0.0f);
-  for (auto start : kl::range(0, n, BLOCK_N)) {
-    auto cols = start + kl::arange<BLOCK_N>();
-    auto mask = cols < n;
-    auto values = kl::cast<kl::f32>(kl::load(x_row + cols, mask));
-    auto tile_count = kl::cast<kl::f32>(kl::minimum(n - start, BLOCK_N));
-    auto tile_mean = kl::sum(values, kl::axis<0>) / tile_count;
-    auto centred = kl::where(mask, values - tile_mean, 0.0f);
-    auto tile_squares = kl::sum(centred * centred, kl::axis<0>);
-    // Chan, Golub and LeVeque's pairwise update of (count, mean, M2).
-    auto merged_count = count + tile_count;
-    auto delta = tile_mean - mean;
-    auto tile_share = tile_count / merged_count;
-    centred_squares = centred_squares + tile_squares + delta * delta * count * tile_share;
-    mean = mean + delta * tile_share;
-    count = merged_count;
-  }
-  auto rstd = kl::rsqrt(centred_squares / count + eps);
-  kl::store(mean_out + row, mean);
-  kl::store(rstd_out + row, rstd);
+  RowStatistics stats;
+  accumulate_row_statistics<false, BLOCK_N>(stats, x_row, n);
+  // A sum that overflowed (or a row with inf or NaN) leaves M2 inf or NaN:
+  // then the first pass again, in units of norm_scale, with corrected means.
+  kl::if_(kl::isinf(stats.centred_squares) | kl::isnan(stats.centred_squares), [&] {
+    stats.count = kl::f32(0.0f);
+    stats.mean = kl::f32(0.0f);
+    stats.centred_squares = kl::f32(0.0f);
+    accumulate_row_statistics<true, BLOCK_N>(stats, x_row, n);
+  });
+  auto inverse = 1.0f / stats.scale;
+  auto variance = stats.centred_squares / stats.count;
+  auto rstd = kl::rsqrt(variance + scaled_eps(eps, inverse));
+  kl::store(mean_out + row, stats.mean * stats.scale);
+  kl::store(rstd_out + row, unscaled_rstd(variance, rstd, eps, inverse));
   for (auto start : kl::range(0, n, BLOCK_N)) {
     auto cols = start + kl::arange<BLOCK_N>();
     auto mask = cols < n;
     auto values = kl::cast<kl::f32>(kl::load(x_row + cols, mask));
     auto w = kl::cast<kl::f32>(kl::load(weight + cols, mask));
     auto b = kl::cast<kl::f32>(kl::load(bias + cols, mask));
-    kl::store(y_row + cols, (values - mean) * rstd * w + b, mask);
+    kl::store(y_row + cols, (values * inverse - stats.mean) * rstd * w + b, mask);
   }
 }
 
@@ -146,11 +209,20 @@ struct LayerNormBounds {
 /// kernels: the one-tile kernel is the tiled one with k = 1 and no merge.
 ///
 /// Per row, with k = ceil(n / block) tiles and at most p = min(n, block)
-/// elements in a tile, g(j) = gamma_j(u), X = max |x| and s = 1 / rstd:
-/// - mean: a tile's sum of at most p terms is within g(p - 1) p X of exact
-///   (any order), its mean within g(p) X; each of the k merges, mean + delta *
-///   share with delta = tile mean - mean (at most 2X), rounds delta, share,
-///   the product and the sum: under 8 u X each. So |d mean| <= e = g(p + 8k) X.
+/// elements in a tile, g(j) = gamma_j(u), X = max |x|, D = max |x - mean| and
+/// s = 1 / rstd (the kernels work on x scaled by a power of two, which is
+/// exact but for scaled values below f32's normal range, each then off by at
+/// most 2^-126 u X: p of them stay below u X):
+/// - mean: a tile's plain mean m1 (a sum of at most p terms, within
+///   g(p - 1) p X of exact in any order, then / p) is within g(p) X of the
+///   tile's exact mean; each of the k merges, mean + delta * share with
+///   delta = tile mean - mean (at most 2X), rounds delta, share, the product
+///   and the sum: under 8 u X each. So |d mean| <= g(p + 8k) X on the usual
+///   path. On the scaled path (sums that overflowed) the correction adds the
+///   mean of the rounded x - m1, each within u of |x - m1| <= D_t + g(p) X
+///   (D_t = max |x - tile mean|, at most 2D, and D for one tile): within
+///   g(p + 1)(D_t + g(p) X) of m1's exact error, then rounds the sum (u X):
+///   g(8k + 2) X + g(p + 2)(D_t + g(p) X) with the merges. e is the larger.
 /// - variance: the centred squares (a subtraction, a square: nonnegative
 ///   terms) sum to within g(p + 2) relative; the merges add 6 roundings each
 ///   and the /n and +eps one each: g(p + 6k + 4) relative to var + eps = s^2.
@@ -175,10 +247,14 @@ LayerNormBounds layer_norm_error_bounds(const std::vector<C>& x, const std::vect
   for (std::int64_t r = 0; r < rows; ++r) {
     double largest = 0;
     for (std::int64_t c = 0; c < n; ++c) largest = std::max(largest, std::abs(element_value(x[r * n + c])));
-    const double mean_error = rounding_bound(per_tile + 8 * tiles, u) * largest;
     double deviation = 0;
     for (std::int64_t c = 0; c < n; ++c)
       deviation = std::max(deviation, std::abs(element_value(x[r * n + c]) - ref.mean[r]));
+    const double tile_deviation = (tiles > 1 ? 2 : 1) * deviation;
+    const double mean_error =
+        std::max(rounding_bound(per_tile + 8 * tiles, u) * largest,
+                 rounding_bound(8 * tiles + 2, u) * largest +
+                     rounding_bound(per_tile + 2, u) * (tile_deviation + rounding_bound(per_tile, u) * largest));
     const double spread = 1 / ref.rstd[r];
     const double shift = mean_error / spread;
     const double var_error = rounding_bound(per_tile + 6 * tiles + 4, u) + tiles * shift * shift +

@@ -21,6 +21,8 @@
 
 namespace kiln::kernels {
 
+namespace kl = kiln;
+
 /// The widest column tile of the norm kernels: a row up to this long is held in
 /// one tile (registers on a GPU: 4096 f32 are 16 per thread at 8 warps);
 /// longer rows are walked in tiles of this width.
@@ -42,6 +44,42 @@ inline CompileOptions norm_compile_options(int block) {
   CompileOptions options;
   options.num_warps = std::clamp(block / 256, 1, 8);
   return options;
+}
+
+/// The power of two that scales a row of f32 values whose largest magnitude is
+/// `largest` to below 2 in magnitude: 2^e, e the exponent of `largest`, when
+/// that is at least 1, else 1 (small rows are not scaled up). Multiplying by
+/// the inverse of a power of two is exact (but where a value falls below f32's
+/// normal range, some 2^126 below the row's largest), so the scaled row's
+/// arithmetic gives the unscaled arithmetic's bits times a power of two, while
+/// its sums of n values or n squares stay far from overflow for any finite row.
+/// A row with inf or NaN gets 2^127, the largest: its inf stays inf, so that
+/// mean(x^2) is inf, rstd 0 and every finite x normalises to 0, as in the
+/// unscaled arithmetic.
+inline kl::f32 norm_scale(const kl::f32& largest) {
+  // Clearing the mantissa leaves 2^floor(log2 largest) for a normal number,
+  // 0 for 0 and subnormals, inf for inf and NaN.
+  auto exponent_only = kl::bitcast<kl::f32>(kl::bitcast<kl::i32>(largest) & 0x7f800000);
+  return kl::clamp(exponent_only, 1.0f, 0x1p127f);
+}
+
+/// eps in the units of a row multiplied by `inverse` (a power of two at most
+/// 1), so that mean(x^2) + eps scales with the row: eps * inverse^2, but not
+/// below f32's smallest normal number (or eps, if that is smaller). Where the
+/// scale is huge, eps * inverse^2 underflows to 0, and a constant row, whose
+/// centred values and variance are exactly 0, would compute 0 * rsqrt(0), NaN;
+/// the floor changes nothing else, as a row that is not constant has a scaled
+/// variance far above it.
+inline kl::f32 scaled_eps(const kl::f32& eps, const kl::f32& inverse) {
+  return kl::minimum(eps, kl::maximum(eps * inverse * inverse, std::numeric_limits<float>::min()));
+}
+
+/// The stored 1 / sqrt(variance + eps) from a row's variance and rstd in the
+/// units of the row multiplied by `inverse`: rstd * inverse, but 1 / sqrt(eps)
+/// for a variance of 0, where scaled_eps's floor stood in for eps.
+inline kl::f32 unscaled_rstd(const kl::f32& scaled_variance, const kl::f32& scaled_rstd, const kl::f32& eps,
+                             const kl::f32& inverse) {
+  return kl::where(scaled_variance == 0.0f, kl::rsqrt(eps), scaled_rstd * inverse);
 }
 
 /// gamma_k = k u / (1 - k u): the bound on the relative error accumulated by k

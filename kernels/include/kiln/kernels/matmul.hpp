@@ -12,6 +12,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <source_location>
 #include <utility>
 #include <vector>
@@ -104,8 +105,10 @@ void matmul(kl::Ptr<T> a, kl::Ptr<T> b, kl::Ptr<Out> c, kl::Ptr<T> bias, kl::i32
 // ---------------------------------------------------------------------------
 // Host reference.
 
-/// GELU in double, in the form the epilogue names.
+/// GELU in double, in the form the epilogue names; at -inf its limit, -0 (the
+/// formulas give -inf * 0 there), as the kernels' GELU does.
 inline double gelu_reference(double x, Gelu form) {
+  if (form != Gelu::none && x == -std::numeric_limits<double>::infinity()) return -0.0;
   switch (form) {
     case Gelu::erf: return 0.5 * x * (1 + std::erf(x * 0.7071067811865476));
     case Gelu::tanh: return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));

@@ -2,6 +2,10 @@
 // y = x / sqrt(mean(x^2) + eps) * w, one program per row. A row that fits one
 // column tile is loaded once; a longer row is read twice: one pass summing the
 // squares (a tile of f32 partial sums, reduced at the end), one writing y.
+// When the sum of squares overflows f32 (|x| above about 2^64 / sqrt(n)), the
+// squares are summed again of the row scaled by a power of two that brings its
+// largest magnitude below 2 (norm_scale; running in the tiled kernel), so that
+// a row of finite values still normalises; other rows keep their arithmetic.
 // The per-row 1/sqrt(mean(x^2) + eps) is stored in f32 for a backward.
 // Statistics are in f32 whatever the dtype; y is in the dtype.
 #pragma once
@@ -28,10 +32,43 @@ void rms_norm_forward_row_tile(kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<T> y, kl
   auto cols = kl::arange<BLOCK_N>();
   auto mask = cols < n;
   auto values = kl::cast<kl::f32>(kl::load(x + row_start + cols, mask));
-  auto rstd = kl::rsqrt(kl::sum(values * values, kl::axis<0>) / kl::cast<kl::f32>(n) + eps);
-  kl::store(rstd_out + row, rstd);
+  kl::Var scaled = values;
+  kl::Var mean_square = kl::sum(values * values, kl::axis<0>) / kl::cast<kl::f32>(n);
+  kl::Var inverse = kl::f32(1.0f);
+  // Squares whose sum overflowed leave mean(x^2) inf: then again, in units of
+  // norm_scale (a row with inf or NaN gets its old answer again).
+  kl::if_(kl::isinf(mean_square), [&] {
+    inverse = 1.0f / norm_scale(kl::max(kl::abs(values), kl::axis<0>));
+    scaled = values * inverse;
+    mean_square = kl::sum(scaled * scaled, kl::axis<0>) / kl::cast<kl::f32>(n);
+  });
+  auto rstd = kl::rsqrt(mean_square + scaled_eps(eps, inverse));
+  kl::store(rstd_out + row, unscaled_rstd(mean_square, rstd, eps, inverse));
   auto w = kl::cast<kl::f32>(kl::load(weight + cols, mask));
-  kl::store(y + row_start + cols, values * rstd * w, mask);
+  kl::store(y + row_start + cols, scaled * rstd * w, mask);
+}
+
+/// Adds the squares of the row's tiles, BLOCK_N columns at a time, to the
+/// partial sums `squares`. SCALED: in units of the largest norm_scale so far
+/// (`scale`, growing with the tiles; the sums so far are moved to it,
+/// exactly); else as they are (scale 1).
+template <bool SCALED, int BLOCK_N, class T>
+void accumulate_squares(kl::Var<kl::Tile<kl::f32, BLOCK_N>>& squares, kl::Var<kl::f32>& scale, kl::Ptr<T> x_row,
+                        kl::i32 n) {
+  for (auto start : kl::range(0, n, BLOCK_N)) {
+    auto cols = start + kl::arange<BLOCK_N>();
+    auto values = kl::cast<kl::f32>(kl::load(x_row + cols, cols < n));
+    if constexpr (SCALED) {
+      auto merged_scale = kl::maximum(scale, norm_scale(kl::max(kl::abs(values), kl::axis<0>)));
+      auto inverse = 1.0f / merged_scale;
+      auto rescale = scale * inverse;  // a power of two
+      auto scaled = values * inverse;
+      squares = squares * (rescale * rescale) + scaled * scaled;
+      scale = merged_scale;
+    } else {
+      squares = squares + values * values;
+    }
+  }
 }
 
 /// One program per row of x ([rows, n], row-major), any n: BLOCK_N columns at
@@ -44,20 +81,27 @@ void rms_norm_forward(kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<T> y, kl::Ptr<kl:
   auto row_start = kl::cast<kl::i64>(row) * n;
   auto x_row = x + row_start;
   auto y_row = y + row_start;
+  // Partial sums of the squares in units of scale^2.
   kl::Var squares = kl::zeros<kl::f32, BLOCK_N>();
-  for (auto start : kl::range(0, n, BLOCK_N)) {
-    auto cols = start + kl::arange<BLOCK_N>();
-    auto values = kl::cast<kl::f32>(kl::load(x_row + cols, cols < n));
-    squares = squares + values * values;
-  }
-  auto rstd = kl::rsqrt(kl::sum(squares, kl::axis<0>) / kl::cast<kl::f32>(n) + eps);
-  kl::store(rstd_out + row, rstd);
+  kl::Var scale = kl::f32(1.0f);
+  accumulate_squares<false, BLOCK_N>(squares, scale, x_row, n);
+  kl::Var mean_square = kl::sum(squares, kl::axis<0>) / kl::cast<kl::f32>(n);
+  // Squares whose sum overflowed leave mean(x^2) inf: then again, in units of
+  // norm_scale (a row with inf or NaN gets its old answer again).
+  kl::if_(kl::isinf(mean_square), [&] {
+    squares = kl::zeros<kl::f32, BLOCK_N>();
+    accumulate_squares<true, BLOCK_N>(squares, scale, x_row, n);
+    mean_square = kl::sum(squares, kl::axis<0>) / kl::cast<kl::f32>(n);
+  });
+  auto inverse = 1.0f / scale;
+  auto rstd = kl::rsqrt(mean_square + scaled_eps(eps, inverse));
+  kl::store(rstd_out + row, unscaled_rstd(mean_square, rstd, eps, inverse));
   for (auto start : kl::range(0, n, BLOCK_N)) {
     auto cols = start + kl::arange<BLOCK_N>();
     auto mask = cols < n;
     auto values = kl::cast<kl::f32>(kl::load(x_row + cols, mask));
     auto w = kl::cast<kl::f32>(kl::load(weight + cols, mask));
-    kl::store(y_row + cols, values * rstd * w, mask);
+    kl::store(y_row + cols, values * inverse * rstd * w, mask);
   }
 }
 
@@ -115,6 +159,9 @@ struct RmsNormBounds {
 /// their sum (one rounding per square, n - 1 additions in any order) is within
 /// gamma_n relative; /n and +eps add one rounding each: mean(x^2) + eps within
 /// gamma_{n+2}, and rsqrt (2 ulp) gives rstd within r = gamma_{n+2}/2 + 2u.
+/// (Where the kernels square x scaled by a power of two, that is exact but for
+/// scaled values below f32's normal range: their squares, under 2^-252 of
+/// the largest, vanish next to the sum's roundings.)
 /// y = x * rstd * w adds two roundings, then the rounding to the dtype:
 /// |d y| <= (r + 2u)|y| plus output_rounding_error of the result. No
 /// cancellation occurs, so the bound is relative (but for underflow in the
