@@ -14,6 +14,7 @@
 #include <boost/context/detail/fcontext.hpp>
 
 #include "async_copies.hpp"
+#include "fiber_sanitizer.hpp"
 #include "kernel_description.hpp"
 
 namespace kiln::runtime::emu {
@@ -139,6 +140,7 @@ class CtaScheduler {
   std::string fault_;
   bool faulted_ = false;
   LaunchStats stats_;
+  FiberSanitizer sanitizer_;  // the stack switches, told to ASan and TSan
 };
 
 }  // namespace kiln::runtime::emu

@@ -93,6 +93,7 @@ CtaScheduler::CtaScheduler(const LaunchContext& launch, KernelEntry entry, const
 }
 
 CtaScheduler::~CtaScheduler() {
+  sanitizer_.release_stacks(stacks_, stack_stride_ * static_cast<std::size_t>(thread_count_));
   munmap(stacks_, stack_stride_ * static_cast<std::size_t>(thread_count_));
   ::operator delete(shared_, std::align_val_t(64));
 }
@@ -112,6 +113,7 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
   std::memset(shared_, kSharedMemoryPoison, shared_bytes_);
   ready_head_ = 0;
   ready_count_ = 0;
+  sanitizer_.begin_program(stacks_, stack_stride_, stack_stride_ - stack_bytes_, thread_count_);
   for (int t = 0; t < thread_count_; ++t) {
     std::byte* top = stacks_ + stack_stride_ * static_cast<std::size_t>(t + 1);
     contexts_[static_cast<std::size_t>(t)] = make_fcontext(top, stack_bytes_, &CtaScheduler::fiber_main);
@@ -122,10 +124,15 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
     running_ = ready_[ready_head_];
     ready_head_ = (ready_head_ + 1) % ready_.size();
     --ready_count_;
+    sanitizer_.to_fiber(running_, stacks_ + stack_stride_ * static_cast<std::size_t>(running_) + page_size(),
+                        stack_bytes_);
     const transfer_t back = jump_fcontext(contexts_[static_cast<std::size_t>(running_)], this);
+    sanitizer_.back_on_host();
     contexts_[static_cast<std::size_t>(running_)] = back.fctx;
-    if (faulted_) return false;
+    if (faulted_) break;
   }
+  sanitizer_.end_program();
+  if (faulted_) return false;
   running_ = -1;
   if (finished_ == thread_count_) return true;
   fault_ = deadlock_message();
@@ -134,6 +141,7 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
 
 void CtaScheduler::fiber_main(transfer_t from) {
   auto* scheduler = static_cast<CtaScheduler*>(from.data);
+  scheduler->sanitizer_.fiber_started();
   scheduler->scheduler_context_ = from.fctx;
   scheduler->entry_(scheduler->arguments_);
   scheduler->finish_thread();
@@ -146,13 +154,17 @@ void CtaScheduler::make_ready(int thread) {
 }
 
 void CtaScheduler::suspend() {
+  void* fake_stack = nullptr;
+  sanitizer_.to_host(&fake_stack);
   const transfer_t back = jump_fcontext(scheduler_context_, nullptr);
+  sanitizer_.fiber_resumed(fake_stack);
   scheduler_context_ = back.fctx;
 }
 
 void CtaScheduler::finish_thread() {
   states_[static_cast<std::size_t>(running_)] = ThreadState::finished;
   ++finished_;
+  sanitizer_.to_host(nullptr);
   jump_fcontext(scheduler_context_, nullptr);
   __builtin_unreachable();  // a finished fiber is never resumed
 }
@@ -160,6 +172,7 @@ void CtaScheduler::finish_thread() {
 void CtaScheduler::fault(const std::string& message) {
   if (!faulted_) fault_ = message;
   faulted_ = true;
+  sanitizer_.to_host(nullptr);
   jump_fcontext(scheduler_context_, nullptr);
   __builtin_unreachable();  // a faulted program's fibers are abandoned
 }
