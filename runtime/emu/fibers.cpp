@@ -169,9 +169,12 @@ void CtaScheduler::finish_thread() {
   __builtin_unreachable();  // a finished fiber is never resumed
 }
 
-void CtaScheduler::fault(const std::string& message) {
-  if (!faulted_) fault_ = message;
+void CtaScheduler::record_fault(std::string message) {
+  if (!faulted_) fault_ = std::move(message);
   faulted_ = true;
+}
+
+void CtaScheduler::abandon_thread() {
   sanitizer_.to_host(nullptr);
   jump_fcontext(scheduler_context_, nullptr);
   __builtin_unreachable();  // a faulted program's fibers are abandoned
@@ -184,10 +187,12 @@ std::uint32_t CtaScheduler::barrier(const void* site, BarrierMode mode, bool pre
     barrier_site_ = site;
     barrier_first_ = running_;
   } else if (site != barrier_site_) {
-    fault("kernel " + launch_.kernel->name + ": threads of " + program_string(program_) +
-          " reach different barriers: thread " + std::to_string(running_) + " arrives at another barrier than the " +
-          std::to_string(barrier_arrived_) + " waiting with thread " + std::to_string(barrier_first_) +
-          "; a branch or loop that the program's threads take differently must not hold a barrier");
+    fault([&] {
+      return "kernel " + launch_.kernel->name + ": threads of " + program_string(program_) +
+             " reach different barriers: thread " + std::to_string(running_) + " arrives at another barrier than the " +
+             std::to_string(barrier_arrived_) + " waiting with thread " + std::to_string(barrier_first_) +
+             "; a branch or loop that the program's threads take differently must not hold a barrier";
+    });
   }
   switch (barrier_mode_) {
     case BarrierMode::plain: break;
@@ -231,9 +236,11 @@ std::uint32_t CtaScheduler::warp_collective(std::uint32_t member_mask, const Dep
   const int lane = running_ % kLanesPerWarp;
   const int first_lane = running_ - lane;
   if (!(member_mask >> lane & 1u))
-    fault("kernel " + launch_.kernel->name + ": thread " + std::to_string(running_) + " of " +
-          program_string(program_) + " takes part in a warp collective whose member mask " +
-          std::to_string(member_mask) + " leaves out its lane");
+    fault([&] {
+      return "kernel " + launch_.kernel->name + ": thread " + std::to_string(running_) + " of " +
+             program_string(program_) + " takes part in a warp collective whose member mask " +
+             std::to_string(member_mask) + " leaves out its lane";
+    });
   Warp& warp = warps_[static_cast<std::size_t>(running_ / kLanesPerWarp)];
   warp.deposits[static_cast<std::size_t>(lane)] = deposit;
   if (++warp.arrived < std::popcount(member_mask)) {

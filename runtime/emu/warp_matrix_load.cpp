@@ -62,13 +62,14 @@ void warp_matrix_load(const void* row, int matrices, bool transposed, std::uint3
   // Lanes past the matrices' rows supply addresses the instruction ignores.
   const bool used = scheduler.thread_index() % 32 < 8 * matrices;
   if (used && (address < shared || address + kRowBytes > shared + scheduler.shared_memory_bytes() ||
-               (address - shared) % kRowBytes != 0)) {
-    std::ostringstream message;
-    message << "kernel " << scheduler.launch().kernel->name << ": ldmatrix: thread " << scheduler.thread_index()
-            << " supplies shared-memory offset " << (address - shared)
-            << ", not a 16-byte aligned row inside the program's " << scheduler.shared_memory_bytes() << " bytes";
-    scheduler.fault(message.str());
-  }
+               (address - shared) % kRowBytes != 0))
+    scheduler.fault([&] {
+      std::ostringstream message;
+      message << "kernel " << scheduler.launch().kernel->name << ": ldmatrix: thread " << scheduler.thread_index()
+              << " supplies shared-memory offset " << (address - shared)
+              << ", not a 16-byte aligned row inside the program's " << scheduler.shared_memory_bytes() << " bytes";
+      return message.str();
+    });
   LoadLane lane{used ? address : shared, results, matrices, transposed};
   scheduler.warp_exchange(&lane, &deliver);
 }
