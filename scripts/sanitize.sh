@@ -64,14 +64,6 @@ reports="$build_dir/sanitizer-reports"
 export ASAN_OPTIONS="log_path=$reports/asan:halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:halt_on_error=1:print_stacktrace=1"
 export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:second_deadlock_stack=1"
-# What kiln does not build (libLLVM, system libraries) and a sanitizer
-# misreads: scripts/sanitizers/<tool>.supp, each line with its reason.
-for tool in lsan tsan; do
-  file="$root/scripts/sanitizers/$tool.supp"
-  [[ -f "$file" ]] || continue
-  variable="${tool^^}_OPTIONS"
-  export "$variable=${!variable:+${!variable}:}suppressions=$file"
-done
 
 if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
   echo "sanitize: configuring $build_dir (KILN_SANITIZE=$sanitize)" >&2
