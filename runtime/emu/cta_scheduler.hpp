@@ -14,6 +14,7 @@
 #include <boost/context/detail/fcontext.hpp>
 
 #include "async_copies.hpp"
+#include "fiber_sanitizer.hpp"
 #include "kernel_description.hpp"
 #include "shared_access.hpp"
 
@@ -78,9 +79,16 @@ class CtaScheduler {
   /// once on all 32 (in lane order) while the others wait.
   using WarpExchange = void (*)(const std::array<void*, 32>& lanes);
   void warp_exchange(void* data, WarpExchange complete);
-  /// Ends the running thread's program with `message` (the launch throws
-  /// KernelError with it). Does not return: the fiber is abandoned.
-  [[noreturn]] void fault(const std::string& message);
+  /// Ends the running thread's program (the launch throws KernelError with
+  /// the message `describe()` returns). Does not return: the fiber is
+  /// abandoned without unwinding, so the message is made here and its
+  /// temporaries freed before the jump; the caller's own frame must own no
+  /// memory and be in no catch handler, since nothing on it is destroyed.
+  template <class Describe>
+  [[noreturn]] void fault(const Describe& describe) {
+    record_fault(describe());
+    abandon_thread();
+  }
 
   /// Stack bytes per thread. The deepest thread of the test suites touched
   /// 36 KiB (attention with 128-wide heads, whose code at codegen level None
@@ -112,6 +120,8 @@ class CtaScheduler {
   void make_ready(int thread);
   void suspend();
   [[noreturn]] void finish_thread();
+  void record_fault(std::string message);
+  [[noreturn]] void abandon_thread();
   std::string deadlock_message() const;
   std::string barrier_string(std::uint32_t site) const;
 
@@ -144,6 +154,7 @@ class CtaScheduler {
   std::string fault_;
   bool faulted_ = false;
   LaunchStats stats_;
+  FiberSanitizer sanitizer_;  // the stack switches, told to ASan and TSan
 };
 
 }  // namespace kiln::runtime::emu

@@ -94,6 +94,7 @@ CtaScheduler::CtaScheduler(const LaunchContext& launch, KernelEntry entry, const
 }
 
 CtaScheduler::~CtaScheduler() {
+  sanitizer_.release_stacks(stacks_, stack_stride_ * static_cast<std::size_t>(thread_count_));
   munmap(stacks_, stack_stride_ * static_cast<std::size_t>(thread_count_));
   ::operator delete(shared_, std::align_val_t(64));
 }
@@ -114,6 +115,7 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
   shared_shadow_.start_program();
   ready_head_ = 0;
   ready_count_ = 0;
+  sanitizer_.begin_program(stacks_, stack_stride_, stack_stride_ - stack_bytes_, thread_count_);
   for (int t = 0; t < thread_count_; ++t) {
     std::byte* top = stacks_ + stack_stride_ * static_cast<std::size_t>(t + 1);
     contexts_[static_cast<std::size_t>(t)] = make_fcontext(top, stack_bytes_, &CtaScheduler::fiber_main);
@@ -124,10 +126,15 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
     running_ = ready_[ready_head_];
     ready_head_ = (ready_head_ + 1) % ready_.size();
     --ready_count_;
+    sanitizer_.to_fiber(running_, stacks_ + stack_stride_ * static_cast<std::size_t>(running_) + page_size(),
+                        stack_bytes_);
     const transfer_t back = jump_fcontext(contexts_[static_cast<std::size_t>(running_)], this);
+    sanitizer_.back_on_host();
     contexts_[static_cast<std::size_t>(running_)] = back.fctx;
-    if (faulted_) return false;
+    if (faulted_) break;
   }
+  sanitizer_.end_program();
+  if (faulted_) return false;
   running_ = -1;
   if (finished_ == thread_count_) return true;
   fault_ = deadlock_message();
@@ -136,6 +143,7 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
 
 void CtaScheduler::fiber_main(transfer_t from) {
   auto* scheduler = static_cast<CtaScheduler*>(from.data);
+  scheduler->sanitizer_.fiber_started();
   scheduler->scheduler_context_ = from.fctx;
   scheduler->entry_(scheduler->arguments_);
   scheduler->finish_thread();
@@ -148,20 +156,28 @@ void CtaScheduler::make_ready(int thread) {
 }
 
 void CtaScheduler::suspend() {
+  void* fake_stack = nullptr;
+  sanitizer_.to_host(&fake_stack);
   const transfer_t back = jump_fcontext(scheduler_context_, nullptr);
+  sanitizer_.fiber_resumed(fake_stack);
   scheduler_context_ = back.fctx;
 }
 
 void CtaScheduler::finish_thread() {
   states_[static_cast<std::size_t>(running_)] = ThreadState::finished;
   ++finished_;
+  sanitizer_.to_host(nullptr);
   jump_fcontext(scheduler_context_, nullptr);
   __builtin_unreachable();  // a finished fiber is never resumed
 }
 
-void CtaScheduler::fault(const std::string& message) {
-  if (!faulted_) fault_ = message;
+void CtaScheduler::record_fault(std::string message) {
+  if (!faulted_) fault_ = std::move(message);
   faulted_ = true;
+}
+
+void CtaScheduler::abandon_thread() {
+  sanitizer_.to_host(nullptr);
   jump_fcontext(scheduler_context_, nullptr);
   __builtin_unreachable();  // a faulted program's fibers are abandoned
 }
@@ -179,11 +195,13 @@ std::uint32_t CtaScheduler::barrier(std::uint32_t site, BarrierMode mode, bool p
     barrier_site_ = site;
     barrier_first_ = running_;
   } else if (site != barrier_site_) {
-    fault("kernel " + launch_.kernel->name + ": threads of " + program_string(program_) +
-          " reach different barriers: thread " + std::to_string(running_) + " arrives at " + barrier_string(site) +
-          ", the " + std::to_string(barrier_arrived_) + " waiting with thread " + std::to_string(barrier_first_) +
-          " at " + barrier_string(barrier_site_) +
-          "; a branch or loop that the program's threads take differently must not hold a barrier");
+    fault([&] {
+      return "kernel " + launch_.kernel->name + ": threads of " + program_string(program_) +
+             " reach different barriers: thread " + std::to_string(running_) + " arrives at " + barrier_string(site) +
+             ", the " + std::to_string(barrier_arrived_) + " waiting with thread " + std::to_string(barrier_first_) +
+             " at " + barrier_string(barrier_site_) +
+             "; a branch or loop that the program's threads take differently must not hold a barrier";
+    });
   }
   switch (barrier_mode_) {
     case BarrierMode::plain: break;
@@ -228,9 +246,11 @@ std::uint32_t CtaScheduler::warp_collective(std::uint32_t member_mask, const Dep
   const int lane = running_ % kLanesPerWarp;
   const int first_lane = running_ - lane;
   if (!(member_mask >> lane & 1u))
-    fault("kernel " + launch_.kernel->name + ": thread " + std::to_string(running_) + " of " +
-          program_string(program_) + " takes part in a warp collective whose member mask " +
-          std::to_string(member_mask) + " leaves out its lane");
+    fault([&] {
+      return "kernel " + launch_.kernel->name + ": thread " + std::to_string(running_) + " of " +
+             program_string(program_) + " takes part in a warp collective whose member mask " +
+             std::to_string(member_mask) + " leaves out its lane";
+    });
   Warp& warp = warps_[static_cast<std::size_t>(running_ / kLanesPerWarp)];
   warp.deposits[static_cast<std::size_t>(lane)] = deposit;
   if (++warp.arrived < std::popcount(member_mask)) {

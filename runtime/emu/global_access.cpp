@@ -76,7 +76,7 @@ void check_global_access(std::uint64_t address, std::uint64_t bytes, std::uint32
       nearest = static_cast<int>(a);
     }
   }
-  scheduler.fault(out_of_bounds_message(launch, site, nearest, address, bytes));
+  scheduler.fault([&] { return out_of_bounds_message(launch, site, nearest, address, bytes); });
 }
 
 }  // namespace kiln::runtime::emu

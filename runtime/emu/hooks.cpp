@@ -271,21 +271,25 @@ float kiln_emu_nv_saturatef(float x) { return std::isnan(x) ? 0.0f : std::fmin(s
 // printf and assert, with CUDA's signatures.
 std::int32_t kiln_emu_vprintf(const char* format, const std::byte* arguments) {
   static std::mutex output;
+  std::string error;
   try {
     const std::string text = kiln::runtime::emu::format_device_printf(format, arguments);
     std::lock_guard lock(output);
     std::fwrite(text.data(), 1, text.size(), stdout);
     return static_cast<std::int32_t>(text.size());
   } catch (const std::exception& e) {
-    scheduler().fault("vprintf: " + std::string(e.what()));
+    error = e.what();
   }
+  // Outside the handler, which a fault must not leave unfinished; the message
+  // takes over error's buffer, so the abandoned frame owns no memory.
+  scheduler().fault([&] { return "vprintf: " + std::move(error); });
 }
 void kiln_emu_assertfail(const char* message, const char* file, std::uint32_t line, const char*, std::uint64_t) {
-  std::string text = "kernel " + scheduler().launch().kernel->name + ": assert failed" +
-                     kiln::runtime::emu::place(file, line) + ": " + (message ? message : "") + " (" +
-                     kiln::runtime::emu::program_string() + ", thread " + std::to_string(scheduler().thread_index()) +
-                     ")";
-  scheduler().fault(text);
+  scheduler().fault([&] {
+    return "kernel " + scheduler().launch().kernel->name + ": assert failed" + kiln::runtime::emu::place(file, line) +
+           ": " + (message ? message : "") + " (" + kiln::runtime::emu::program_string() + ", thread " +
+           std::to_string(scheduler().thread_index()) + ")";
+  });
 }
 
 // The hooks the retargeting inserts.

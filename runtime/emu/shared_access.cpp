@@ -61,23 +61,25 @@ void check_bounds(CtaScheduler& scheduler, const std::byte* address, std::uint64
   const std::int64_t offset = address - scheduler.shared_memory();
   const auto size = static_cast<std::int64_t>(kernel.shared_bytes);
   if (offset >= 0 && offset <= size && static_cast<std::uint64_t>(size - offset) >= bytes) return;
-  scheduler.fault("kernel " + kernel.name + ": " + site.op_name + " out of bounds" +
-                  (site.place.empty() ? "" : " at " + site.place) + ": offset " + std::to_string(offset) + " of a " +
-                  std::to_string(bytes) + "-byte access by thread " + std::to_string(scheduler.thread_index()) +
-                  (offset < 0 ? " is before the start of" : " is past the end of") + " the program's " +
-                  std::to_string(size) + " bytes of shared memory");
+  scheduler.fault([&] {
+    return "kernel " + kernel.name + ": " + site.op_name + " out of bounds" +
+           (site.place.empty() ? "" : " at " + site.place) + ": offset " + std::to_string(offset) + " of a " +
+           std::to_string(bytes) + "-byte access by thread " + std::to_string(scheduler.thread_index()) +
+           (offset < 0 ? " is before the start of" : " is past the end of") + " the program's " + std::to_string(size) +
+           " bytes of shared memory";
+  });
 }
 
 void report(CtaScheduler& scheduler, const AccessSite& mine, bool writes, const SharedRace& race, bool in_flight) {
   const KernelDescription& kernel = *scheduler.launch().kernel;
   const AccessSite& other = kernel.access_sites[race.site];
-  const std::string thread = "thread " + std::to_string(scheduler.thread_index()) + "'s " + site_string(mine);
-  const std::string what =
-      writes ? (in_flight ? " (in flight from its issue to its wait) writes" : " writes") : " reads";
-  scheduler.fault("kernel " + kernel.name + ": shared-memory race in " + program_string(scheduler.program()) +
-                  " at byte " + std::to_string(race.byte) + ": " + thread + what + " what thread " +
-                  std::to_string(race.thread) + "'s " + site_string(other) + (race.wrote ? " wrote" : " read") +
-                  ", with no barrier between");
+  const char* what = writes ? (in_flight ? " (in flight from its issue to its wait) writes" : " writes") : " reads";
+  scheduler.fault([&] {
+    return "kernel " + kernel.name + ": shared-memory race in " + program_string(scheduler.program()) + " at byte " +
+           std::to_string(race.byte) + ": thread " + std::to_string(scheduler.thread_index()) + "'s " +
+           site_string(mine) + what + " what thread " + std::to_string(race.thread) + "'s " + site_string(other) +
+           (race.wrote ? " wrote" : " read") + ", with no barrier between";
+  });
 }
 
 }  // namespace

@@ -61,12 +61,13 @@ void warp_matrix_load(const void* row, int matrices, bool transposed, std::uint3
   const std::byte* shared = scheduler.shared_memory();
   // Lanes past the matrices' rows supply addresses the instruction ignores.
   const bool used = scheduler.thread_index() % 32 < 8 * matrices;
-  if (used && (address - shared) % kRowBytes != 0) {
-    std::ostringstream message;
-    message << "kernel " << scheduler.launch().kernel->name << ": ldmatrix: thread " << scheduler.thread_index()
-            << " supplies shared-memory offset " << (address - shared) << ", not a 16-byte aligned row";
-    scheduler.fault(message.str());
-  }
+  if (used && (address - shared) % kRowBytes != 0)
+    scheduler.fault([&] {
+      std::ostringstream message;
+      message << "kernel " << scheduler.launch().kernel->name << ": ldmatrix: thread " << scheduler.thread_index()
+              << " supplies shared-memory offset " << (address - shared) << ", not a 16-byte aligned row";
+      return message.str();
+    });
   LoadLane lane{used ? address : shared, results, matrices, transposed};
   scheduler.warp_exchange(&lane, &deliver);
 }

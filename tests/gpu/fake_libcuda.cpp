@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <string>
@@ -24,9 +25,11 @@ constexpr CUresult invalid_value = 1;
 constexpr CUresult invalid_device = 101;
 constexpr CUresult not_found = 500;
 
+struct Function;
 struct Module {
   bool is_cubin = false;
   std::map<std::string, std::vector<int>> parameter_sizes;  // by entry name
+  std::vector<std::unique_ptr<Function>> functions;         // handed out; unloading frees them, as in CUDA
 };
 
 struct Function {
@@ -104,9 +107,9 @@ CUresult cuModuleLoadDataEx(void** module, const void* image, unsigned, int*, vo
   return success;
 }
 CUresult cuModuleGetFunction(void** function, void* module, const char* name) {
-  const Module* loaded = static_cast<Module*>(module);
+  auto* loaded = static_cast<Module*>(module);
   if (!loaded->is_cubin && !loaded->parameter_sizes.count(name)) return not_found;
-  *function = new Function{loaded, name};
+  *function = loaded->functions.emplace_back(new Function{loaded, name}).get();
   return success;
 }
 CUresult cuModuleUnload(void* module) {
