@@ -50,7 +50,10 @@ RunOptions make_options(const KernelSpec& kernel, const std::map<std::string, st
   options.device = device;
   for (const Dim& d : kernel.dims) options.dims[d.name] = d.default_value;
   for (const Choice& c : kernel.choices) options.choices[c.name] = c.default_value;
-  for (const auto& [name, text] : flags) {
+  for (const auto& flag : flags) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those in a lambda.
+    const std::string& name = flag.first;
+    const std::string& text = flag.second;
     auto dim = std::find_if(kernel.dims.begin(), kernel.dims.end(), [&](const Dim& d) { return d.name == name; });
     auto choice =
         std::find_if(kernel.choices.begin(), kernel.choices.end(), [&](const Choice& c) { return c.name == name; });
