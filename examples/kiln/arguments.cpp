@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -67,6 +68,22 @@ std::string comma_separated(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
   return out;
+}
+
+/// Throws unless every word after argv[0] is free of control characters: the
+/// error lines quote words, and a newline or carriage return in one would
+/// split the line. No option, kernel, value or device name holds one.
+void require_printable(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    for (const char* c = argv[i]; *c; ++c) {
+      const auto code = static_cast<unsigned char>(*c);
+      if (code >= 0x20 && code != 0x7f) continue;
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", code);
+      throw std::invalid_argument("argument " + std::to_string(i) + " holds the control character " + hex +
+                                  "; kiln's arguments are printable text");
+    }
+  }
 }
 
 Device choose_device(const std::string& name) {
@@ -174,6 +191,7 @@ Command parse_command_line(int argc, const char* const* argv) {
 
   app.add_subcommand("info", "show devices, toolchain and version");
 
+  require_printable(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
