@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzing: configure and build the libFuzzer targets of fuzz/ in their own
 # build folder (clang, -fsanitize=fuzzer,address,undefined, no LLVM), collect
-# seed kernels from the tests, then run each target for SECONDS (default 60).
+# seeds (kernels from the tests for the IR targets, kiln command lines from the
+# cli tests and the book for cli_args_fuzz), then run each target for SECONDS
+# (default 60).
 # Prints each target's executions, coverage (cov: edges, ft: features) and
 # findings; exits 1 when a target found something (the input is kept in
 # <build>/findings/), 0 otherwise.
@@ -9,7 +11,7 @@ set -euo pipefail
 
 usage() {
   cat >&2 <<'USAGE'
-usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: ir_parser_fuzz ir_optimize_fuzz; default both)
+usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: ir_parser_fuzz ir_optimize_fuzz cli_args_fuzz; default all)
 environment: KILN_FUZZ_BUILD_DIR (default build-fuzz/), KILN_FUZZ_CXX (default clang++-14),
              KILN_JOBS (build jobs, default: all cores)
 USAGE
@@ -27,7 +29,7 @@ if (($# > 0)); then
   shift
 fi
 targets=("$@")
-((${#targets[@]} > 0)) || targets=(ir_parser_fuzz ir_optimize_fuzz)
+((${#targets[@]} > 0)) || targets=(ir_parser_fuzz ir_optimize_fuzz cli_args_fuzz)
 
 command -v "$cxx" >/dev/null || {
   echo "scripts/fuzz.sh: $cxx not found (Debian 12: apt-get install clang-14 libclang-rt-14-dev)" >&2
@@ -43,12 +45,14 @@ for target in "${targets[@]}"; do
   findings="$build/findings"
   mkdir -p "$corpus" "$findings"
   log="$build/$target.log"
+  inputs=ir  # the seeds and dictionary of scripts/fuzz_seeds.py
+  if [[ "$target" == cli_* ]]; then inputs=cli; fi
   echo "== $target: ${seconds} s, corpus $corpus"
   # -timeout: one input running over 10 s is a hang, a finding like a crash.
   status=0
   "$build/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
-    -dict="$build/ir.dict" -artifact_prefix="$findings/$target-" \
-    "$corpus" "$root/fuzz/corpus/$target" "$build/seeds" >"$log" 2>&1 || status=$?
+    -dict="$build/$inputs.dict" -artifact_prefix="$findings/$target-" \
+    "$corpus" "$root/fuzz/corpus/$target" "$build/seeds/$inputs" >"$log" 2>&1 || status=$?
   last="$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)"
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
   echo "$target: ${runs:-?} executions; last status: ${last:-none}"

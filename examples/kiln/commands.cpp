@@ -1,4 +1,4 @@
-// The kiln tool's subcommands list, run, bench and info (dump: dump.cpp).
+// The kiln tool's subcommands list, run, bench, info and help (dump: dump.cpp).
 #include "commands.hpp"
 
 #include <fmt/format.h>
@@ -22,10 +22,6 @@
 namespace kiln::tool {
 
 namespace {
-Device choose_device(const std::string& name) {
-  return name.empty() ? Device::default_device() : Device::from_name(name);
-}
-
 std::string human_bytes_per_second(double bytes_per_second) {
   if (bytes_per_second >= 1e9) return fmt::format("{:.2f} GB/s", bytes_per_second / 1e9);
   return fmt::format("{:.1f} MB/s", bytes_per_second / 1e6);
@@ -38,7 +34,12 @@ std::string human_seconds(double s) {
 }
 }  // namespace
 
-int list_kernels() {
+int execute(const HelpCommand& command) {
+  std::cout << command.text;
+  return 0;
+}
+
+int execute(const ListCommand&) {
   for (const kernels::KernelInfo& k : kernels::all_kernels()) {
     std::string params;
     for (const kernels::Dim& d : k.dims) params += fmt::format(" --{} {}", d.name, d.default_value);
@@ -121,17 +122,14 @@ std::string choices_string(const kernels::RunOptions& options) {
 }
 }  // namespace
 
-int run_kernel(const RunArgs& args) {
-  const kernels::KernelInfo& kernel = kernels::find_kernel(args.kernel);
-  Device device = choose_device(args.device);
-  kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, device);
-  options.seed = args.seed;
-  options.check = args.check;
-  options.bench = args.bench;
-  const runtime::FootprintCounting counting(args.stats);
+int execute(const RunCommand& command) {
+  const kernels::KernelInfo& kernel = kernels::find_kernel(command.run.kernel);
+  const kernels::RunOptions& options = command.run.options;
+  const Device& device = options.device;
+  const runtime::FootprintCounting counting(command.stats);
   kernels::RunReport report = kernel.run(options);
 
-  if (args.json) {
+  if (command.json) {
     std::cout << report_json(kernel, options, report).dump() << "\n";
   } else {
     fmt::print("{} {}{} {} on {}\n", kernel.name, kernels::shape_string(kernel, options), choices_string(options),
@@ -143,33 +141,27 @@ int run_kernel(const RunArgs& args) {
     if (report.seconds)
       fmt::print("  bench: {} per launch, {} ({:.3g} MB moved)\n", human_seconds(*report.seconds),
                  human_bytes_per_second(report.bytes / *report.seconds), report.bytes / 1e6);
-    if (args.stats && device.kind() == Device::Kind::cuda)
+    if (command.stats && device.kind() == Device::Kind::cuda)
       fmt::print("  stats: not counted on {} (a GPU does not count the bytes its loads and stores move)\n",
                  device.name());
-    else if (args.stats) print_stats(report.stats);
-    if (!report.error && !report.seconds && !args.stats)
+    else if (command.stats) print_stats(report.stats);
+    if (!report.error && !report.seconds && !command.stats)
       fmt::print(
           "  ran; add --check to compare with the reference, --bench to time it, --stats for its memory traffic\n");
   }
   return report.passed() ? 0 : 1;
 }
 
-int bench_suite(const BenchArgs& args) {
-  Device device = choose_device(args.device);
+int execute(const BenchCommand& command) {
   auto timed = [](const kernels::KernelInfo& kernel, kernels::RunOptions options) {
     options.bench = true;
     return kernel.run(options);
   };
-  auto supports = [&](const kernels::KernelInfo& kernel) {
-    return args.dtype.empty() ||
-           std::find(kernel.dtypes.begin(), kernel.dtypes.end(), args.dtype) != kernel.dtypes.end();
-  };
-  int ran = 0;
-  for (const kernels::KernelInfo& kernel : kernels::all_kernels()) {
-    if ((args.suite == "fusion" && kernel.unfused.empty()) || !supports(kernel)) continue;
-    const kernels::RunOptions options = kernels::make_options(kernel, {}, args.dtype, device);
+  for (const KernelRun& run : command.runs) {
+    const kernels::KernelInfo& kernel = kernels::find_kernel(run.kernel);
+    const kernels::RunOptions& options = run.options;
     const kernels::RunReport report = timed(kernel, options);
-    if (ran++ == 0 && !args.json)
+    if (&run == &command.runs.front() && !command.json)
       fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", "kernel", "dtype", "time", "traffic", "fused vs unfused");
     nlohmann::json j = report_json(kernel, options, report);
     std::string comparison;
@@ -193,18 +185,15 @@ int bench_suite(const BenchArgs& args) {
         j["traffic_ratio"] = nullptr;
       }
     }
-    if (args.json) std::cout << j.dump() << "\n";
+    if (command.json) std::cout << j.dump() << "\n";
     else
       fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", kernel.name, options.dtype, human_seconds(*report.seconds),
                  traffic(report) > 0 ? human_megabytes(traffic(report)) : "-", comparison);
   }
-  if (ran == 0)
-    throw std::invalid_argument("suite '" + args.suite + "' has no kernel" +
-                                (args.dtype.empty() ? std::string() : " for dtype '" + args.dtype + "'"));
   return 0;
 }
 
-int show_info() {
+int execute(const InfoCommand&) {
   fmt::print("kiln {}\n", KILN_VERSION);
   fmt::print("LLVM {} (for the GPU code generator)\n", KILN_LLVM_VERSION);
   std::string devices;

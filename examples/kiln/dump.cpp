@@ -1,10 +1,8 @@
 // `kiln dump`: the code a sample kernel's run launches, at any stage from the
 // traced IR to PTX, optionally as one JSON report with compile times.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -29,15 +27,14 @@ double milliseconds_since(Clock::time_point start) {
 }
 
 /// Runs the kernel with launches recorded, not run. The buffers live on
-/// `cpu:<sms>`: a plan sized by the device's parallelism (compute_units)
-/// is then the one made for a GPU with that many SMs.
+/// `cpu:<sms>` (DumpCommand): a plan sized by the device's parallelism
+/// (compute_units) is then the one made for a GPU with that many SMs.
 struct Recorded {
   std::vector<LaunchRecorder::Launch> launches;
   std::vector<LaunchRecorder::Compile> compiles;
 };
 
-Recorded record_launches(const kernels::KernelInfo& kernel, const DumpArgs& args) {
-  kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, Device::cpu(args.sms));
+Recorded record_launches(const kernels::KernelInfo& kernel, const kernels::RunOptions& options) {
   LaunchRecorder recorder;
   kernel.run(options);
   if (recorder.launches.empty()) throw std::runtime_error("kernel " + kernel.name + " launched nothing");
@@ -88,22 +85,22 @@ nlohmann::json facts_json(const ir::Function& fn) {
 
 /// One JSON object: the kernel, its options, the kernels it traced and each
 /// launch with its PTX and the time of every step from trace to PTX.
-nlohmann::json report(const kernels::KernelInfo& kernel, const DumpArgs& args, const Recorded& recorder) {
-  const kernels::RunOptions options = kernels::make_options(kernel, args.flags, args.dtype, Device::cpu(args.sms));
+nlohmann::json report(const kernels::KernelInfo& kernel, const DumpCommand& command, const Recorded& recorder) {
+  const kernels::RunOptions& options = command.run.options;
   nlohmann::json j;
   j["kernel"] = kernel.name;
   j["dtype"] = options.dtype;
   j["shape"] = options.dims;
   j["choices"] = options.choices;
-  j["arch"] = args.arch;
-  j["sms"] = args.sms;
+  j["arch"] = command.arch;
+  j["sms"] = command.sms;
   j["traced"] = nlohmann::json::array();
   for (const LaunchRecorder::Compile& c : recorder.compiles)
     j["traced"].push_back({{"name", c.name}, {"trace_and_ir_passes_ms", c.milliseconds}});
   j["launches"] = nlohmann::json::array();
   for (const LaunchRecorder::Launch& launch : recorder.launches) {
     const runtime::Program& program = *launch.program;
-    const lowering::GpuTarget target = target_of(program, args.arch);
+    const lowering::GpuTarget target = target_of(program, command.arch);
     const Clock::time_point start = Clock::now();
     const lowering::GpuKernel gpu = lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
     const double lower_ms = milliseconds_since(start);
@@ -127,38 +124,29 @@ nlohmann::json report(const kernels::KernelInfo& kernel, const DumpArgs& args, c
 
 }  // namespace
 
-int dump_kernel(const DumpArgs& args) {
-  const kernels::KernelInfo& kernel = kernels::find_kernel(args.kernel);
-  const std::vector<std::string> stages = {"ir", "opt", "layout", "llvm", "ptx"};
-  if (std::find(stages.begin(), stages.end(), args.stage) == stages.end())
-    throw std::invalid_argument("unknown stage '" + args.stage +
-                                "' (stages: " + fmt::format("{}", fmt::join(stages, ", ")) + ")");
-  if (args.arch != "sm_80" && args.arch != "sm_90a")
-    throw std::invalid_argument("unknown arch '" + args.arch + "' (archs: sm_80, sm_90a)");
-  if (args.json && args.stage != "ptx")
-    throw std::invalid_argument("--json reports the ptx stage; got --stage " + args.stage);
-  if (args.sms < 1) throw std::invalid_argument("--sms must be at least 1, got " + std::to_string(args.sms));
-  const Recorded recorder = record_launches(kernel, args);
-  if (args.json) {
-    std::cout << report(kernel, args, recorder).dump() << "\n";
+int execute(const DumpCommand& command) {
+  const kernels::KernelInfo& kernel = kernels::find_kernel(command.run.kernel);
+  const Recorded recorder = record_launches(kernel, command.run.options);
+  if (command.json) {
+    std::cout << report(kernel, command, recorder).dump() << "\n";
     return 0;
   }
   for (const LaunchRecorder::Launch& launch : recorder.launches) {
     const runtime::Program& program = *launch.program;
-    if (args.stage == "ir" || args.stage == "opt") {
-      std::cout << ir::print(args.stage == "ir" ? program.traced() : program.optimized(),
-                             {.locations = args.locations});
+    if (command.stage == "ir" || command.stage == "opt") {
+      std::cout << ir::print(command.stage == "ir" ? program.traced() : program.optimized(),
+                             {.locations = command.locations});
       continue;
     }
     lowering::LoweringOptions lowering;
     lowering.log = &std::cout;
-    if (args.stage == "layout") lowering.dump_after = "layouts";
+    if (command.stage == "layout") lowering.dump_after = "layouts";
     const lowering::GpuKernel gpu =
-        lowering::compile_for_gpu(program.optimized(), target_of(program, args.arch), lowering);
-    if (args.stage == "llvm") std::cout << gpu.llvm_ir;
+        lowering::compile_for_gpu(program.optimized(), target_of(program, command.arch), lowering);
+    if (command.stage == "llvm") std::cout << gpu.llvm_ir;
     // The PTX declares its shared memory without a size, and the launch's
     // warps and grid are not in it: say them, as PTX comments.
-    if (args.stage == "ptx")
+    if (command.stage == "ptx")
       std::cout << gpu.ptx
                 << fmt::format("// {}: {} warps, grid {}\n", gpu.name, program.options().num_warps,
                                grid_string(launch.grid))

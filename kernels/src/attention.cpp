@@ -135,25 +135,8 @@ RunReport run(const RunOptions& options) {
 }
 }  // namespace
 
-KernelInfo attention_entry() {
-  KernelInfo k;
-  k.name = "attention";
-  k.summary =
-      "attention forward, softmax(Q K^T / sqrt(head_dim)) V and its log-sum-exp, online softmax over key blocks";
-  k.dims = {
-      {"batch", 2, "batch size"}, {"heads", 4, "attention heads"}, {"seq", 500, "sequence length (queries = keys)"}};
-  k.choices = {{"head_dim", "64", "size of each head", {"64", "128"}},
-               {"causal", "on", "each query sees only the keys up to its own position", {"on", "off"}},
-               {"key_lengths",
-                "none",
-                "key padding: each batch's valid keys drawn from [0, seq] (random), or all seq (none); a row with no "
-                "valid key outputs 0",
-                {"none", "random"}}};
-  k.dtypes = {"f16", "bf16", "f32"};
-  k.run = [](const RunOptions& options) {
-    return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
-  };
-  return k;
+RunReport run_attention(const RunOptions& options) {
+  return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
 }
 
 }  // namespace kiln::kernels

@@ -41,22 +41,12 @@ RunReport run(const RunOptions& options, const Conv2dPlan& plan) {
 }
 }  // namespace
 
-KernelInfo conv2d_bn_silu_entry() {
-  KernelInfo k;
-  k.name = "conv2d_bn_silu";
-  k.summary = "y = silu(batchnorm(conv2d(x, w))), inference, NCHW, any kernel size, stride, padding, dilation, groups";
-  k.dims = conv2d_dims();
-  k.choices = conv2d_choices();
-  k.dtypes = {"f32", "f16", "bf16"};
-  k.unfused = "conv2d_bn_silu_unfused";
-  k.run = [](const RunOptions& options) {
-    const Conv2dPlan plan = conv2d_plan_of(options, compute_units(options.device));
-    RunReport report =
-        with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options, plan); });
-    report.plan = conv2d_plan_summary(plan);
-    return report;
-  };
-  return k;
+RunReport run_conv2d_bn_silu(const RunOptions& options) {
+  const Conv2dPlan plan = conv2d_plan_of(options, compute_units(options.device));
+  RunReport report =
+      with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options, plan); });
+  report.plan = conv2d_plan_summary(plan);
+  return report;
 }
 
 }  // namespace kiln::kernels

@@ -40,21 +40,12 @@ RunReport run(const RunOptions& options, const Conv2dPlan& plan) {
 }
 }  // namespace
 
-KernelInfo conv2d_bn_silu_unfused_entry() {
-  KernelInfo k;
-  k.name = "conv2d_bn_silu_unfused";
-  k.summary = "conv2d_bn_silu as three launches: conv2d (the same variant), batchnorm scale/shift, SiLU";
-  k.dims = conv2d_dims();
-  k.choices = conv2d_choices();
-  k.dtypes = {"f32", "f16", "bf16"};
-  k.run = [](const RunOptions& options) {
-    const Conv2dPlan plan = conv2d_plan_of(options, compute_units(options.device));
-    RunReport report =
-        with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options, plan); });
-    report.plan = conv2d_plan_summary(plan);
-    return report;
-  };
-  return k;
+RunReport run_conv2d_bn_silu_unfused(const RunOptions& options) {
+  const Conv2dPlan plan = conv2d_plan_of(options, compute_units(options.device));
+  RunReport report =
+      with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options, plan); });
+  report.plan = conv2d_plan_summary(plan);
+  return report;
 }
 
 }  // namespace kiln::kernels

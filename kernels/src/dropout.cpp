@@ -51,17 +51,8 @@ RunReport run(const RunOptions& options) {
 }
 }  // namespace
 
-KernelInfo dropout_entry() {
-  KernelInfo k;
-  k.name = "dropout";
-  k.summary = "low-memory dropout: the mask regenerated from seed and offset, never stored";
-  k.dims = {{"n", 1 << 20, "number of elements"}};
-  k.dtypes = {"f32", "f16", "bf16"};
-  k.choices = {{"p", "0.1", "probability of dropping an element", {}}};
-  k.run = [](const RunOptions& options) {
-    return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
-  };
-  return k;
+RunReport run_dropout(const RunOptions& options) {
+  return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
 }
 
 }  // namespace kiln::kernels

@@ -1,20 +1,21 @@
-// The registry entry of each sample kernel (one source file each).
+// How each sample kernel runs (one source file each); registry.cpp pairs
+// each with its spec (kernel_catalog.cpp).
 #pragma once
 
 #include "kiln/kernels/registry.hpp"
 
 namespace kiln::kernels {
 
-KernelInfo vector_add_entry();
-KernelInfo softmax_entry();
-KernelInfo attention_entry();
-KernelInfo matmul_entry();
-KernelInfo matmul_unfused_entry();
-KernelInfo dropout_entry();
-KernelInfo conv2d_bn_silu_entry();
-KernelInfo conv2d_bn_silu_unfused_entry();
-KernelInfo layer_norm_entry();
-KernelInfo layer_norm_backward_entry();
-KernelInfo rms_norm_entry();
+RunReport run_vector_add(const RunOptions& options);
+RunReport run_softmax(const RunOptions& options);
+RunReport run_attention(const RunOptions& options);
+RunReport run_matmul(const RunOptions& options);
+RunReport run_matmul_unfused(const RunOptions& options);
+RunReport run_dropout(const RunOptions& options);
+RunReport run_conv2d_bn_silu(const RunOptions& options);
+RunReport run_conv2d_bn_silu_unfused(const RunOptions& options);
+RunReport run_layer_norm(const RunOptions& options);
+RunReport run_layer_norm_backward(const RunOptions& options);
+RunReport run_rms_norm(const RunOptions& options);
 
 }  // namespace kiln::kernels

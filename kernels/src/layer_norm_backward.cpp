@@ -66,16 +66,8 @@ RunReport run(const RunOptions& options) {
 }
 }  // namespace
 
-KernelInfo layer_norm_backward_entry() {
-  KernelInfo k;
-  k.name = "layer_norm_backward";
-  k.summary = "layer norm backward: dx per row, dw and db (f32) summed deterministically through partial rows";
-  k.dims = {{"m", 4096, "number of rows"}, {"n", 1024, "row length (normalised dimension)"}};
-  k.dtypes = {"f32", "f16", "bf16"};
-  k.run = [](const RunOptions& options) {
-    return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
-  };
-  return k;
+RunReport run_layer_norm_backward(const RunOptions& options) {
+  return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
 }
 
 }  // namespace kiln::kernels

@@ -199,17 +199,6 @@ RunReport run_unfused(const RunOptions& options) {
   return report;
 }
 
-/// The choices and dims the two entries share.
-void describe(KernelInfo& k) {
-  k.dims = {{"m", 512, "rows of A and C"}, {"n", 512, "columns of B and C"}, {"k", 512, "columns of A, rows of B"}};
-  k.dtypes = {"f32", "f16", "bf16"};
-  k.choices = {
-      {"bias", "on", "add a bias per column of C", {"on", "off"}},
-      {"gelu", "erf", "GELU after the bias: exact (erf), tanh approximation, or none", {"none", "erf", "tanh"}},
-      {"dropout", "0.1", "dropout probability after GELU (0: no dropout)", {}},
-      {"out", "same", "dtype of C (same: the input dtype)", {"same", "f32", "f16", "bf16"}}};
-}
-
 /// fn.template operator()<C, Out, E>() for the options' dtypes and epilogue.
 template <class F>
 decltype(auto) dispatch(const RunOptions& options, F&& fn) {
@@ -223,29 +212,14 @@ decltype(auto) dispatch(const RunOptions& options, F&& fn) {
 }
 }  // namespace
 
-KernelInfo matmul_entry() {
-  KernelInfo k;
-  k.name = "matmul";
-  k.summary = "C = dropout(gelu(A @ B + bias)) in one kernel, grouped tile order, any sizes";
-  describe(k);
-  k.unfused = "matmul_unfused";
-  k.run = [](const RunOptions& options) {
-    return dispatch(options,
-                    []<class C, class Out, Epilogue E>() { return std::function(run_fused<C, Out, E>); })(options);
-  };
-  return k;
+RunReport run_matmul(const RunOptions& options) {
+  return dispatch(options,
+                  []<class C, class Out, Epilogue E>() { return std::function(run_fused<C, Out, E>); })(options);
 }
 
-KernelInfo matmul_unfused_entry() {
-  KernelInfo k;
-  k.name = "matmul_unfused";
-  k.summary = "matmul's result in three launches: A @ B into f32, bias + GELU, dropout";
-  describe(k);
-  k.run = [](const RunOptions& options) {
-    return dispatch(options,
-                    []<class C, class Out, Epilogue E>() { return std::function(run_unfused<C, Out, E>); })(options);
-  };
-  return k;
+RunReport run_matmul_unfused(const RunOptions& options) {
+  return dispatch(options,
+                  []<class C, class Out, Epilogue E>() { return std::function(run_unfused<C, Out, E>); })(options);
 }
 
 }  // namespace kiln::kernels

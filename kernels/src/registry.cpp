@@ -1,110 +1,54 @@
-// The list of sample kernels and option validation.
+// The list of sample kernels: each spec (kernel_catalog.cpp) with its run function.
 #include "kiln/kernels/registry.hpp"
 
-#include <algorithm>
-#include <charconv>
+#include <map>
 #include <stdexcept>
 
 #include "entries.hpp"
 
 namespace kiln::kernels {
 
-const std::vector<KernelInfo>& all_kernels() {
-  static const std::vector<KernelInfo> kernels = {
-      vector_add_entry(),     softmax_entry(),
-      attention_entry(),      matmul_entry(),
-      matmul_unfused_entry(), dropout_entry(),
-      conv2d_bn_silu_entry(), conv2d_bn_silu_unfused_entry(),
-      layer_norm_entry(),     layer_norm_backward_entry(),
-      rms_norm_entry(),
+namespace {
+
+using RunFunction = RunReport (*)(const RunOptions&);
+
+/// The kernels in kernel_specs()'s order; each spec must have a run function
+/// and each run function a spec.
+std::vector<KernelInfo> pair_specs_with_runs() {
+  const std::map<std::string_view, RunFunction> runs = {
+      {"vector_add", run_vector_add},
+      {"softmax", run_softmax},
+      {"attention", run_attention},
+      {"matmul", run_matmul},
+      {"matmul_unfused", run_matmul_unfused},
+      {"dropout", run_dropout},
+      {"conv2d_bn_silu", run_conv2d_bn_silu},
+      {"conv2d_bn_silu_unfused", run_conv2d_bn_silu_unfused},
+      {"layer_norm", run_layer_norm},
+      {"layer_norm_backward", run_layer_norm_backward},
+      {"rms_norm", run_rms_norm},
   };
+  std::vector<KernelInfo> kernels;
+  for (const KernelSpec& spec : kernel_specs()) {
+    const auto run = runs.find(spec.name);
+    if (run == runs.end()) throw std::logic_error("kernel " + spec.name + " has a spec but no run function");
+    kernels.push_back({spec, run->second});
+  }
+  if (kernels.size() != runs.size()) throw std::logic_error("a run function in registry.cpp has no kernel spec");
+  return kernels;
+}
+
+}  // namespace
+
+const std::vector<KernelInfo>& all_kernels() {
+  static const std::vector<KernelInfo> kernels = pair_specs_with_runs();
   return kernels;
 }
 
 const KernelInfo& find_kernel(std::string_view name) {
-  std::string known;
-  for (const KernelInfo& k : all_kernels()) {
-    if (k.name == name) return k;
-    known += (known.empty() ? "" : ", ") + k.name;
-  }
-  throw std::invalid_argument("unknown kernel '" + std::string(name) + "' (known: " + known + ")");
-}
-
-namespace {
-std::string joined(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
-std::int64_t parse_size(const KernelInfo& kernel, const Dim& dim, const std::string& text) {
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size())
-    throw std::invalid_argument("--" + dim.name + " needs an integer, got '" + text + "'");
-  if (value < dim.min_value || value > (std::int64_t{1} << 31) - 1)
-    throw std::invalid_argument(kernel.name + ": --" + dim.name + " must be between " + std::to_string(dim.min_value) +
-                                " and 2^31-1, got " + std::to_string(value));
-  return value;
-}
-
-double parse_probability(const std::string& name, const std::string& text) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0 && value < 1))
-    throw std::invalid_argument("--" + name + " needs a number in [0, 1), got '" + text + "'");
-  return value;
-}
-
-void set_choice(const KernelInfo& kernel, const Choice& choice, const std::string& text, RunOptions& options) {
-  if (choice.values.empty()) {
-    parse_probability(choice.name, text);
-  } else if (std::find(choice.values.begin(), choice.values.end(), text) == choice.values.end()) {
-    throw std::invalid_argument(kernel.name + ": --" + choice.name + " does not accept '" + text +
-                                "' (accepted: " + joined(choice.values, ", ") + ")");
-  }
-  options.choices[choice.name] = text;
-}
-}  // namespace
-
-RunOptions make_options(const KernelInfo& kernel, const std::map<std::string, std::string>& flags, std::string dtype,
-                        Device device) {
-  RunOptions options;
-  options.device = device;
-  for (const Dim& d : kernel.dims) options.dims[d.name] = d.default_value;
-  for (const Choice& c : kernel.choices) options.choices[c.name] = c.default_value;
-  for (const auto& [name, text] : flags) {
-    auto dim = std::find_if(kernel.dims.begin(), kernel.dims.end(), [&](const Dim& d) { return d.name == name; });
-    auto choice =
-        std::find_if(kernel.choices.begin(), kernel.choices.end(), [&](const Choice& c) { return c.name == name; });
-    if (dim != kernel.dims.end()) {
-      options.dims[name] = parse_size(kernel, *dim, text);
-    } else if (choice != kernel.choices.end()) {
-      set_choice(kernel, *choice, text, options);
-    } else {
-      std::vector<std::string> known;
-      for (const Dim& d : kernel.dims) known.push_back("--" + d.name);
-      for (const Choice& c : kernel.choices) known.push_back("--" + c.name);
-      throw std::invalid_argument(kernel.name + " has no parameter --" + name +
-                                  " (its parameters: " + joined(known, ", ") + ")");
-    }
-  }
-  if (dtype.empty()) dtype = kernel.dtypes.front();
-  if (std::find(kernel.dtypes.begin(), kernel.dtypes.end(), dtype) == kernel.dtypes.end())
-    throw std::invalid_argument(kernel.name + " does not support dtype '" + dtype +
-                                "' (supported: " + joined(kernel.dtypes, ", ") + ")");
-  options.dtype = dtype;
-  return options;
-}
-
-std::string shape_string(const KernelInfo& kernel, const RunOptions& options) {
-  std::vector<std::string> sizes;
-  for (const Dim& d : kernel.dims) sizes.push_back(d.name + "=" + std::to_string(options.dims.at(d.name)));
-  return joined(sizes, " ");
-}
-
-double choice_number(const RunOptions& options, const std::string& name) {
-  return parse_probability(name, options.choices.at(name));
+  const KernelSpec& spec = find_spec(name);
+  // all_kernels() holds the kernels in kernel_specs()'s order.
+  return all_kernels()[static_cast<std::size_t>(&spec - kernel_specs().data())];
 }
 
 }  // namespace kiln::kernels

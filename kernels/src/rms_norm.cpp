@@ -44,16 +44,8 @@ RunReport run(const RunOptions& options) {
 }
 }  // namespace
 
-KernelInfo rms_norm_entry() {
-  KernelInfo k;
-  k.name = "rms_norm";
-  k.summary = "RMS norm over the rows of an m x n matrix, also writing each row's f32 rstd";
-  k.dims = {{"m", 4096, "number of rows (one program each)"}, {"n", 1024, "row length (normalised dimension)"}};
-  k.dtypes = {"f32", "f16", "bf16"};
-  k.run = [](const RunOptions& options) {
-    return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
-  };
-  return k;
+RunReport run_rms_norm(const RunOptions& options) {
+  return with_dot_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
 }
 
 }  // namespace kiln::kernels

@@ -38,16 +38,8 @@ RunReport run(const RunOptions& options) {
 }
 }  // namespace
 
-KernelInfo softmax_entry() {
-  KernelInfo k;
-  k.name = "softmax";
-  k.summary = "row-wise softmax of a rows x cols matrix, any width, numerically stable";
-  k.dims = {{"rows", 4096, "number of rows (one program each)"}, {"cols", 1000, "row length"}};
-  k.dtypes = {"f32", "f16", "bf16", "f64"};
-  k.run = [](const RunOptions& options) {
-    return with_float_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
-  };
-  return k;
+RunReport run_softmax(const RunOptions& options) {
+  return with_float_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
 }
 
 }  // namespace kiln::kernels

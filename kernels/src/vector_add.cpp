@@ -36,16 +36,8 @@ RunReport run(const RunOptions& options) {
 }
 }  // namespace
 
-KernelInfo vector_add_entry() {
-  KernelInfo k;
-  k.name = "vector_add";
-  k.summary = "out = x + y, elementwise, one 1024-element tile per program";
-  k.dims = {{"n", 1 << 20, "number of elements"}};
-  k.dtypes = {"f32", "f16", "bf16", "f64"};
-  k.run = [](const RunOptions& options) {
-    return with_float_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
-  };
-  return k;
+RunReport run_vector_add(const RunOptions& options) {
+  return with_float_dtype(options.dtype, [&](auto tag) { return run<typename decltype(tag)::type>(options); });
 }
 
 }  // namespace kiln::kernels

@@ -1,6 +1,6 @@
-// The command-line face shared by the conv2d_bn_silu and
-// conv2d_bn_silu_unfused registry entries: their dims and choices, and the
-// layer shape and plan a run's options describe.
+// What a run's options describe for the conv2d_bn_silu and
+// conv2d_bn_silu_unfused registry entries: the layer shape and the plan (their
+// dims and choices: kernel_catalog.cpp).
 #pragma once
 
 #include <optional>
@@ -11,33 +11,9 @@
 
 #include "kiln/ir/numeric.hpp"
 #include "kiln/kernels/conv2d_select.hpp"
-#include "kiln/kernels/registry.hpp"
+#include "kiln/kernels/kernel_spec.hpp"
 
 namespace kiln::kernels {
-
-/// The layer's dims. The defaults, a mid-network ResNet-like layer, keep
-/// --check under half a second on the cpu interpreter with two threads
-/// (measured: gemm 0.14 s, scalar 0.26 s, including the double reference).
-inline std::vector<Dim> conv2d_dims() {
-  return {{"n", 2, "batch"},
-          {"c", 32, "input channels"},
-          {"h", 28, "input height"},
-          {"w", 28, "input width"},
-          {"k", 48, "output channels"},
-          {"r", 3, "kernel height"},
-          {"s", 3, "kernel width"},
-          {"stride", 1, "stride (both axes)"},
-          {"pad", 1, "zero padding (both axes)", 0},
-          {"dilation", 1, "dilation (both axes)"},
-          {"groups", 1, "groups (c and k must be multiples; groups = c is depthwise)"}};
-}
-
-inline std::vector<Choice> conv2d_choices() {
-  return {{"variant",
-           "auto",
-           "scalar strips, tiled outer products, implicit gemm with dot, or auto (chosen from the shape)",
-           {"auto", "scalar", "tiled", "gemm"}}};
-}
 
 inline Conv2dShape conv2d_shape_of(const RunOptions& options) {
   const auto& d = options.dims;
