@@ -50,6 +50,8 @@ class CtaScheduler {
   static CtaScheduler& current();
   const LaunchContext& launch() const { return launch_; }
   const std::array<int, 3>& program() const { return program_; }
+  /// "program (x, y, z)", as messages name the running program.
+  std::string program_string() const;
   int thread_count() const { return thread_count_; }
   /// The running thread's index in its program (tid.x).
   int thread_index() const { return running_; }

@@ -29,11 +29,6 @@ thread_local CtaScheduler* running_scheduler = nullptr;
 
 std::size_t page_size() { return static_cast<std::size_t>(sysconf(_SC_PAGESIZE)); }
 
-std::string program_string(const std::array<int, 3>& program) {
-  return "program (" + std::to_string(program[0]) + ", " + std::to_string(program[1]) + ", " +
-         std::to_string(program[2]) + ")";
-}
-
 /// The lane shfl.sync reads for `lane` (PTX ISA: the source lane j, or the
 /// lane itself when j is outside the segment the clamp allows).
 int shuffle_source(ShuffleMode mode, int lane, std::uint32_t operand, std::uint32_t c) {
@@ -97,6 +92,11 @@ CtaScheduler::~CtaScheduler() {
   sanitizer_.release_stacks(stacks_, stack_stride_ * static_cast<std::size_t>(thread_count_));
   munmap(stacks_, stack_stride_ * static_cast<std::size_t>(thread_count_));
   ::operator delete(shared_, std::align_val_t(64));
+}
+
+std::string CtaScheduler::program_string() const {
+  return "program (" + std::to_string(program_[0]) + ", " + std::to_string(program_[1]) + ", " +
+         std::to_string(program_[2]) + ")";
 }
 
 CtaScheduler& CtaScheduler::current() { return *running_scheduler; }
@@ -196,7 +196,7 @@ std::uint32_t CtaScheduler::barrier(std::uint32_t site, BarrierMode mode, bool p
     barrier_first_ = running_;
   } else if (site != barrier_site_) {
     fault([&] {
-      return "kernel " + launch_.kernel->name + ": threads of " + program_string(program_) +
+      return "kernel " + launch_.kernel->name + ": threads of " + program_string() +
              " reach different barriers: thread " + std::to_string(running_) + " arrives at " + barrier_string(site) +
              ", the " + std::to_string(barrier_arrived_) + " waiting with thread " + std::to_string(barrier_first_) +
              " at " + barrier_string(barrier_site_) +
@@ -247,9 +247,9 @@ std::uint32_t CtaScheduler::warp_collective(std::uint32_t member_mask, const Dep
   const int first_lane = running_ - lane;
   if (!(member_mask >> lane & 1u))
     fault([&] {
-      return "kernel " + launch_.kernel->name + ": thread " + std::to_string(running_) + " of " +
-             program_string(program_) + " takes part in a warp collective whose member mask " +
-             std::to_string(member_mask) + " leaves out its lane";
+      return "kernel " + launch_.kernel->name + ": thread " + std::to_string(running_) + " of " + program_string() +
+             " takes part in a warp collective whose member mask " + std::to_string(member_mask) +
+             " leaves out its lane";
     });
   Warp& warp = warps_[static_cast<std::size_t>(running_ / kLanesPerWarp)];
   warp.deposits[static_cast<std::size_t>(lane)] = deposit;
@@ -314,7 +314,7 @@ std::string CtaScheduler::deadlock_message() const {
   std::string waiting;
   if (at_barrier > 0) waiting += std::to_string(at_barrier) + " wait at " + barrier_string(barrier_site_);
   if (at_warp > 0) waiting += (waiting.empty() ? "" : ", ") + std::to_string(at_warp) + " wait at a warp collective";
-  return "kernel " + launch_.kernel->name + ": deadlock in " + program_string(program_) + ": of " +
+  return "kernel " + launch_.kernel->name + ": deadlock in " + program_string() + ": of " +
          std::to_string(thread_count_) + " threads " + std::to_string(finished_) + " finished and " + waiting +
          " that the others never reach";
 }

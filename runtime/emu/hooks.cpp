@@ -61,11 +61,6 @@ std::string place(const char* file, unsigned line) {
   return " at " + std::string(file) + ":" + std::to_string(line);
 }
 
-std::string program_string() {
-  const auto& p = scheduler().program();
-  return "program (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ")";
-}
-
 }  // namespace
 
 }  // namespace kiln::runtime::emu
@@ -287,7 +282,7 @@ std::int32_t kiln_emu_vprintf(const char* format, const std::byte* arguments) {
 void kiln_emu_assertfail(const char* message, const char* file, std::uint32_t line, const char*, std::uint64_t) {
   scheduler().fault([&] {
     return "kernel " + scheduler().launch().kernel->name + ": assert failed" + kiln::runtime::emu::place(file, line) +
-           ": " + (message ? message : "") + " (" + kiln::runtime::emu::program_string() + ", thread " +
+           ": " + (message ? message : "") + " (" + scheduler().program_string() + ", thread " +
            std::to_string(scheduler().thread_index()) + ")";
   });
 }

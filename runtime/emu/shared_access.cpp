@@ -46,11 +46,6 @@ std::optional<SharedRace> SharedMemoryShadow::write(const std::byte* memory, std
 
 namespace {
 
-std::string program_string(const std::array<int, 3>& program) {
-  return "program (" + std::to_string(program[0]) + ", " + std::to_string(program[1]) + ", " +
-         std::to_string(program[2]) + ")";
-}
-
 std::string site_string(const AccessSite& site) {
   return site.op_name + (site.place.empty() ? "" : " at " + site.place);
 }
@@ -75,7 +70,7 @@ void report(CtaScheduler& scheduler, const AccessSite& mine, bool writes, const 
   const AccessSite& other = kernel.access_sites[race.site];
   const char* what = writes ? (in_flight ? " (in flight from its issue to its wait) writes" : " writes") : " reads";
   scheduler.fault([&] {
-    return "kernel " + kernel.name + ": shared-memory race in " + program_string(scheduler.program()) + " at byte " +
+    return "kernel " + kernel.name + ": shared-memory race in " + scheduler.program_string() + " at byte " +
            std::to_string(race.byte) + ": thread " + std::to_string(scheduler.thread_index()) + "'s " +
            site_string(mine) + what + " what thread " + std::to_string(race.thread) + "'s " + site_string(other) +
            (race.wrote ? " wrote" : " read") + ", with no barrier between";
