@@ -3,6 +3,8 @@
 // operand's, joins of two sources and everything else are mixed.
 #include "kiln/ir/provenance.hpp"
 
+#include "kiln/ir/op_schema.hpp"
+
 namespace kiln::ir {
 
 namespace {
@@ -22,6 +24,14 @@ const std::vector<Value*>& yields(const Block& b) {
 }
 
 }  // namespace
+
+const Value* pointer_operand(const Operation& op) {
+  const std::size_t index = op.code == OpCode::async_copy ? 2 : 0;
+  const OpFamily family = family_of(op.code);
+  if (family != OpFamily::memory && family != OpFamily::atomic && op.code != OpCode::async_copy) return nullptr;
+  if (op.operands.size() <= index || !op.operands[index]->type.is_pointer) return nullptr;
+  return op.operands[index];
+}
 
 Provenance::Provenance(const Function& fn) : sources_(fn.value_count(), kUndefined) {
   for (std::size_t i = 0; i < fn.body.arguments.size(); ++i)

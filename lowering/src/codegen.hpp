@@ -75,6 +75,9 @@ struct KernelCodegen {
   /// The `!kiln.place` node the builder copies onto what it inserts now: the
   /// source line of the op being emitted (null outside ops or for an op without one).
   llvm::MDNode* place = nullptr;
+  /// The `!kiln.access` node copied likewise: the element dtype and pointer
+  /// source of the op being emitted when it reaches global memory, else null.
+  llvm::MDNode* access = nullptr;
 
   KernelCodegen(const ir::Function& fn, const AxisInfoMap& axes, const LayoutMap& layouts, const GpuTarget& target,
                 llvm::Module& module)

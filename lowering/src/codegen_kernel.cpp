@@ -1,7 +1,8 @@
 // LLVM code generation, kernel level: the module, the `ptx_kernel` function
 // and its arguments, the thread's lane and warp, and the walk that hands each
 // op to the file emitting its family (every instruction with its op's source
-// line as `!kiln.place` metadata).
+// line as `!kiln.place` metadata, and a global access's dtype and pointer
+// argument as `!kiln.access`).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -150,43 +151,59 @@ namespace {
 /// While one lives, every instruction the builder inserts carries
 /// `!kiln.place !{!"file:line"}`, the source line of the op being emitted,
 /// which the emu names in its bounds, race and barrier errors as the cpu
-/// device does. The builder copies metadata from an instruction, so a
-/// detached one carries it; the enclosing op's place comes back at the end
-/// (the code of a `for` after its body is the `for`'s).
-class PlaceMetadata {
+/// device does; the instructions of an op that reaches global memory also
+/// carry `!kiln.access !{!"f16", i32 source}`, its element dtype and the
+/// pointer argument its addresses derive from (-1: mixed provenance), so the
+/// emu checks an access against that argument and counts in its elements as
+/// the cpu device does. The builder copies metadata from an instruction, so a
+/// detached one carries them; the enclosing op's come back at the end (the
+/// code of a `for` after its body is the `for`'s).
+class OpMetadata {
  public:
-  PlaceMetadata(KernelCodegen& cg, const ir::Operation& op)
+  OpMetadata(KernelCodegen& cg, const ir::Operation& op)
       : cg_(cg),
-        enclosing_(cg.place),
-        kind_(cg.context.getMDKindID("kiln.place")),
+        enclosing_place_(cg.place),
+        enclosing_access_(cg.access),
+        place_kind_(cg.context.getMDKindID("kiln.place")),
+        access_kind_(cg.context.getMDKindID("kiln.access")),
         carrier_(llvm::ReturnInst::Create(cg.context)) {
     const std::string place = ir::to_string(op.loc);
     cg_.place = place.empty() ? nullptr : llvm::MDNode::get(cg.context, llvm::MDString::get(cg.context, place));
-    copy(cg_.place);
+    cg_.access = nullptr;
+    if (const ir::Value* pointers = ir::pointer_operand(op)) {
+      llvm::Metadata* dtype = llvm::MDString::get(cg.context, ir::dtype_name(pointers->type.dtype));
+      llvm::Metadata* source = llvm::ConstantAsMetadata::get(cg.builder.getInt32(cg.provenance.source(pointers)));
+      cg_.access = llvm::MDNode::get(cg.context, {dtype, source});
+    }
+    copy(cg_.place, cg_.access);
   }
-  ~PlaceMetadata() {
-    cg_.place = enclosing_;
-    copy(enclosing_);
+  ~OpMetadata() {
+    cg_.place = enclosing_place_;
+    cg_.access = enclosing_access_;
+    copy(enclosing_place_, enclosing_access_);
     carrier_->deleteValue();
   }
-  PlaceMetadata(const PlaceMetadata&) = delete;
-  PlaceMetadata& operator=(const PlaceMetadata&) = delete;
+  OpMetadata(const OpMetadata&) = delete;
+  OpMetadata& operator=(const OpMetadata&) = delete;
 
  private:
-  void copy(llvm::MDNode* place) {
-    carrier_->setMetadata(kind_, place);
-    cg_.builder.CollectMetadataToCopy(carrier_, {kind_});
+  void copy(llvm::MDNode* place, llvm::MDNode* access) {
+    carrier_->setMetadata(place_kind_, place);
+    carrier_->setMetadata(access_kind_, access);
+    cg_.builder.CollectMetadataToCopy(carrier_, {place_kind_, access_kind_});
   }
   KernelCodegen& cg_;
-  llvm::MDNode* enclosing_;
-  unsigned kind_;
+  llvm::MDNode* enclosing_place_;
+  llvm::MDNode* enclosing_access_;
+  unsigned place_kind_;
+  unsigned access_kind_;
   llvm::Instruction* carrier_;
 };
 
 }  // namespace
 
 void emit_op(KernelCodegen& cg, const ir::Operation& op) {
-  const PlaceMetadata place(cg, op);
+  const OpMetadata metadata(cg, op);
   switch (ir::family_of(op.code)) {
     case ir::OpFamily::creation:
     case ir::OpFamily::shape: emit_creation_or_shape_op(cg, op); return;

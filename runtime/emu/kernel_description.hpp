@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ struct AccessSite {
   /// The lanes of each warp whose address the access uses: 32, or the 8 per
   /// matrix of an ldmatrix (the other lanes' addresses are ignored).
   int active_lanes = 32;
+  /// Global memory only, from the op's `!kiln.access` when the code generator
+  /// recorded it: the element dtype messages count in, and the pointer
+  /// argument the addresses derive from (the access must lie inside it), or
+  /// -1 for mixed provenance (inside any pointer argument or live allocation).
+  std::optional<ir::DType> dtype = std::nullopt;
+  int source = -1;
 };
 
 /// A kernel as the emu runs it.

@@ -52,6 +52,18 @@ std::string place_of(const llvm::Instruction& instruction) {
   return "";
 }
 
+/// `site` with the element dtype and pointer source the code generator
+/// recorded on `instruction` (`!kiln.access !{!"f16", i32 source}`), if any.
+AccessSite with_access(AccessSite site, const llvm::Instruction& instruction) {
+  llvm::MDNode* access = instruction.getMetadata("kiln.access");
+  if (!access || access->getNumOperands() != 2) return site;
+  if (auto* dtype = llvm::dyn_cast<llvm::MDString>(access->getOperand(0)))
+    site.dtype = ir::parse_dtype(dtype->getString().str());
+  if (auto* source = llvm::mdconst::dyn_extract<llvm::ConstantInt>(access->getOperand(1)))
+    site.source = static_cast<int>(source->getSExtValue());
+  return site;
+}
+
 /// Appends `site` to the kernel's access sites and returns its index.
 llvm::ConstantInt* add_site(KernelDescription& kernel, llvm::LLVMContext& context, AccessSite site) {
   kernel.access_sites.push_back(std::move(site));
@@ -223,7 +235,9 @@ void defer_asynchronous_copies(llvm::Module& module, KernelDescription& kernel, 
         llvm::Value* copied =
             call->arg_size() > 2 ? builder.CreateZExt(call->getArgOperand(2), i64) : builder.getInt64(bytes);
         const std::string place = place_of(*call);
-        builder.CreateCall(check, {source, copied, add_site(kernel, context, {AccessSite::Kind::load, "load", place})});
+        builder.CreateCall(
+            check,
+            {source, copied, add_site(kernel, context, with_access({AccessSite::Kind::load, "load", place}, *call))});
         builder.CreateCall(copy_hook, {call->getArgOperand(0), source, copied, builder.getInt64(bytes),
                                        add_site(kernel, context, {AccessSite::Kind::store, "cp.async", place})});
       }
@@ -306,7 +320,8 @@ void check_memory_accesses(llvm::Module& module, KernelDescription& kernel) {
       llvm::IRBuilder<> builder(&instruction);
       llvm::Value* bytes = llvm::ConstantInt::get(i64, layout.getTypeStoreSize(accessed));
       if (!shared) {
-        builder.CreateCall(global_hook, {pointer, bytes, add_site(kernel, context, std::move(site))});
+        builder.CreateCall(global_hook,
+                           {pointer, bytes, add_site(kernel, context, with_access(std::move(site), instruction))});
         continue;
       }
       // A shared store's check compares the bytes it writes with those there.

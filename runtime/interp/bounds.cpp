@@ -1,12 +1,16 @@
 // Bounds checks and their messages: "kernel softmax: load out of bounds at
-// softmax.hpp:41: element offset 1000 is past the end of 'x' (1000 elements of f32)".
+// softmax.hpp:41: element offset 1000 is past the end of 'x' (1000 elements of f32)",
+// or "... of the buffer at 0x7f3a… (30 elements of f16)" for a pointer loaded
+// from memory into a live allocation that is no argument.
 
 #include "bounds.hpp"
 
 #include <bit>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
+#include "../src/live_allocations.hpp"
 #include "fault.hpp"
 
 namespace kiln::runtime::interp {
@@ -36,39 +40,53 @@ std::string hex(std::uint64_t address) {
   return text;
 }
 
-[[noreturn]] void out_of_bounds(const Instr& ins, const Exec& ex, int arg, std::uint64_t address) {
+/// What messages call the memory `r`: "'x'" for pointer argument `arg`, "the
+/// buffer at 0x…" for a live allocation outside the arguments (arg < 0).
+std::string memory_name(const Exec& ex, int arg, const MemoryRange& r) {
+  return arg >= 0 ? "'" + range_name(ex, arg) + "'" : "the buffer at " + hex(r.begin);
+}
+
+[[noreturn]] void out_of_bounds(const Instr& ins, const Exec& ex, int arg, const MemoryRange* r,
+                                std::uint64_t address) {
   const std::string what = std::string(ir::op_info(ins.code).name) + " out of bounds" + at_line(ins) + ": ";
   const auto bytes = static_cast<std::int64_t>(ir::dtype_bytes(ins.dtype));
   const std::string type(ir::dtype_name(ins.dtype));
-  if (arg < 0) {
-    fault(ex, what + "address " + hex(address) + " of a " + type + " element is inside no pointer argument");
-  }
-  const MemoryRange& r = ex.args[arg].range;
-  const auto diff = static_cast<std::int64_t>(address - r.begin);
+  if (!r) fault(ex, what + "address " + hex(address) + " of a " + type + " element is inside no live buffer");
+  const auto diff = static_cast<std::int64_t>(address - r->begin);
   const std::int64_t offset = diff >= 0 ? diff / bytes : -((-diff + bytes - 1) / bytes);
-  const std::int64_t count = static_cast<std::int64_t>(r.end - r.begin) / bytes;
+  const std::int64_t count = static_cast<std::int64_t>(r->end - r->begin) / bytes;
   fault(ex, what + "element offset " + std::to_string(offset) +
-                (offset < 0 ? " is before the start of '" : " is past the end of '") + range_name(ex, arg) + "' (" +
+                (offset < 0 ? " is before the start of " : " is past the end of ") + memory_name(ex, arg, *r) + " (" +
                 std::to_string(count) + " elements of " + type + ")");
 }
 
-/// Mixed provenance: the element must lie inside some pointer argument; the
-/// message names the nearest one. Returns the argument it lies in.
-int check_any(const Instr& ins, const Exec& ex, std::uint64_t address, std::uint64_t bytes) {
+/// Mixed provenance (a select of pointers, a pointer loaded from memory or
+/// cast from an integer): the start of the pointer argument or, failing
+/// that, the live allocation of the device holding the element; nullopt when
+/// none does.
+std::optional<std::uintptr_t> memory_holding(const Exec& ex, std::uint64_t address, std::uint64_t bytes) {
+  if (const int a = argument_holding(ex, address, bytes); a >= 0) return ex.args[a].range.begin;
+  if (const auto live = live_allocations::find(address, bytes); live && live->holds) return live->range.begin;
+  return std::nullopt;
+}
+
+/// The same as a check: an element in no memory is an error naming the
+/// nearest pointer argument or live allocation.
+void check_any(const Instr& ins, const Exec& ex, std::uint64_t address, std::uint64_t bytes) {
+  if (memory_holding(ex, address, bytes)) return;
   const auto& types = ex.program->arg_types;
   int nearest = -1;
   std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
   for (std::size_t a = 0; a < types.size(); ++a) {
     if (!types[a].is_pointer) continue;
-    const MemoryRange& r = ex.args[a].range;
-    if (inside(r, address, bytes)) return static_cast<int>(a);
-    const std::uint64_t d = distance(r, address, bytes);
-    if (d < best) {
+    if (const std::uint64_t d = distance(ex.args[a].range, address, bytes); d < best) {
       best = d;
       nearest = static_cast<int>(a);
     }
   }
-  out_of_bounds(ins, ex, nearest, address);
+  const std::optional<live_allocations::Lookup> live = live_allocations::find(address, bytes);
+  if (live && distance(live->range, address, bytes) < best) out_of_bounds(ins, ex, -1, &live->range, address);
+  out_of_bounds(ins, ex, nearest, nearest >= 0 ? &ex.args[nearest].range : nullptr, address);
 }
 
 /// Checks every active element on its own.
@@ -82,7 +100,7 @@ void check_each(const Instr& ins, const Exec& ex, const std::uint64_t* addresses
   const MemoryRange& r = ex.args[ins.source].range;
   for (std::int64_t i = 0; i < n; ++i)
     if ((!mask || mask[i * mask_step]) && !inside(r, addresses[i], bytes))
-      out_of_bounds(ins, ex, ins.source, addresses[i]);
+      out_of_bounds(ins, ex, ins.source, &r, addresses[i]);
 }
 
 }  // namespace
@@ -96,9 +114,12 @@ int argument_holding(const Exec& ex, std::uint64_t address, std::uint64_t bytes)
 
 std::string describe_address(const Exec& ex, std::uint64_t address, ir::DType dtype) {
   const auto bytes = static_cast<std::uint64_t>(ir::dtype_bytes(dtype));
-  const int a = argument_holding(ex, address, bytes);
-  if (a < 0) return "address " + hex(address) + " (in no pointer argument)";
-  return "element " + std::to_string((address - ex.args[a].range.begin) / bytes) + " of '" + range_name(ex, a) + "'";
+  if (const int a = argument_holding(ex, address, bytes); a >= 0)
+    return "element " + std::to_string((address - ex.args[a].range.begin) / bytes) + " of '" + range_name(ex, a) + "'";
+  if (const auto live = live_allocations::find(address, bytes); live && live->holds)
+    return "element " + std::to_string((address - live->range.begin) / bytes) + " of the buffer at " +
+           hex(live->range.begin);
+  return "address " + hex(address) + " (in no live buffer)";
 }
 
 Access check_access(const Instr& ins, const Exec& ex, const std::uint64_t* addresses, const std::uint8_t* mask,
@@ -130,7 +151,7 @@ Access check_access(const Instr& ins, const Exec& ex, const std::uint64_t* addre
     if (ins.source != kMixedSource) {
       const MemoryRange& r = ex.args[ins.source].range;
       if (inside(r, lo, bytes) && inside(r, hi, bytes)) return access;
-    } else if (check_any(ins, ex, lo, bytes) == check_any(ins, ex, hi, bytes)) {
+    } else if (const auto memory = memory_holding(ex, lo, bytes); memory && memory == memory_holding(ex, hi, bytes)) {
       return access;
     }
   }

@@ -27,13 +27,6 @@ std::size_t value_bytes(const ir::Type& t) {
   return static_cast<std::size_t>(t.numel()) * t.element_bytes();
 }
 
-/// The operand of a memory op that holds its addresses, or null.
-const ir::Value* pointer_operand(const ir::Operation& op) {
-  const std::size_t index = op.code == ir::OpCode::async_copy ? 2 : 0;
-  if (op.operands.size() <= index || !op.operands[index]->type.is_pointer) return nullptr;
-  return op.operands[index];
-}
-
 /// Ops that compute the same value in every program of a launch:
 /// speculatable (pure and unable to fault), not the program's own position,
 /// and reading only arguments, constants and other such values. They run once
@@ -206,7 +199,7 @@ class SharedBuffers {
   SharedBuffers(const ir::Function& fn, const ir::Provenance& provenance) {
     walk(fn.body, [&](ir::Operation& op) {
       if (op.code == ir::OpCode::load || op.code == ir::OpCode::async_copy)
-        loaded_.insert(provenance.source(pointer_operand(op)));
+        loaded_.insert(provenance.source(ir::pointer_operand(op)));
       if (op.code == ir::OpCode::store) stored_.insert(provenance.source(op.operands[0]));
     });
   }
@@ -300,14 +293,14 @@ class Compiler {
     ins.in = slots(op.operands);
     ins.out = slots(op.results);
     ins.n = op.results.empty() ? 0 : op.results[0]->type.numel();
-    if (const ir::Value* pointers = pointer_operand(op)) {
+    if (const ir::Value* pointers = ir::pointer_operand(op)) {
       ins.source = provenance_.source(pointers);
       ins.dtype = pointers->type.dtype;
     }
     if (op.code == ir::OpCode::load || op.code == ir::OpCode::store || op.code == ir::OpCode::async_copy) {
       ins.check_hazards =
           shared_buffers_.may_meet(op.code == ir::OpCode::store ? op.code : ir::OpCode::load, ins.source);
-      ins.access_shape = pointer_operand(op)->type.shape;
+      ins.access_shape = ir::pointer_operand(op)->type.shape;
     }
     if (const ir::Value* base = splat_base(op)) {
       ins.in[0] = slot(base);

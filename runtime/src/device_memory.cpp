@@ -1,5 +1,6 @@
-// Device memory: aligned host memory for `cpu` and `emu`, driver allocations
-// in the GPU's primary context for `cuda`.
+// Device memory: aligned host memory for `cpu` and `emu` (recorded in the
+// registry of live allocations), driver allocations in the GPU's primary
+// context for `cuda`.
 #include "kiln/runtime/device_memory.hpp"
 
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "cuda/gpu_context.hpp"
+#include "live_allocations.hpp"
 
 namespace kiln::runtime {
 
@@ -33,10 +35,12 @@ DeviceMemory::DeviceMemory(const Device& device, std::size_t bytes) : device_(de
   void* host = ::operator new(bytes == 0 ? 1 : bytes, kHostAlignment);
   std::memset(host, 0, bytes);
   address_ = reinterpret_cast<std::uintptr_t>(host);
+  live_allocations::add(address_, bytes);
 }
 
 DeviceMemory::~DeviceMemory() {
   if (device_.kind() != Device::Kind::cuda) {
+    live_allocations::remove(address_);
     ::operator delete(reinterpret_cast<void*>(address_), kHostAlignment);
     return;
   }

@@ -11,6 +11,10 @@
 
 namespace kiln::ir {
 
+/// The operand of a memory, atomic or async_copy op that holds the addresses
+/// it accesses in global memory, or null for any other op.
+const Value* pointer_operand(const Operation& op);
+
 class Provenance {
  public:
   /// The source of a pointer that is not known to derive from one argument

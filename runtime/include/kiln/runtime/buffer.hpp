@@ -41,6 +41,12 @@ class Buffer {
   std::size_t size() const { return size_; }
   std::size_t bytes() const { return size_ * sizeof(T); }
   const Device& device() const { return device_; }
+  /// The address a kernel sees for element 0 (0 when empty): the host address
+  /// on `cpu` and `emu`, the GPU address on `cuda`. Store it in an i64 buffer
+  /// and a kernel can load it and cast it to a pointer (kl::cast<kl::Ptr<T>>);
+  /// the `cpu` and `emu` bounds checks accept such a pointer anywhere inside
+  /// a live buffer of the device.
+  std::uint64_t address() const { return memory_ ? memory_->address() : 0; }
   /// Host pointer to the elements (null when empty). Throws std::logic_error
   /// on `cuda`, whose memory the host cannot read: use to_host().
   T* data() { return host_elements(); }
