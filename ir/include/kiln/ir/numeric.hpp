@@ -89,30 +89,41 @@ constexpr float widen_float(std::uint32_t bits, int exp_bits, int man_bits, bool
   return std::bit_cast<float>((sign << 31) | out);
 }
 
-template <int ExpBits, int ManBits, bool FiniteOnly, class Storage>
+/// The storage and conversions of a narrow float type `Derived` (CRTP), so
+/// that each type is a class of its own name: compile errors say
+/// `kiln::half`, not the parameters of this template.
+template <int ExpBits, int ManBits, bool FiniteOnly, class Storage, class Derived>
 struct NarrowFloat {
   Storage bits = 0;
   constexpr NarrowFloat() = default;
   constexpr explicit NarrowFloat(float f) : bits(static_cast<Storage>(round_float(f, ExpBits, ManBits, FiniteOnly))) {}
   constexpr explicit NarrowFloat(double d) : NarrowFloat(static_cast<float>(d)) {}
-  static constexpr NarrowFloat from_bits(Storage b) {
-    NarrowFloat h;
+  static constexpr Derived from_bits(Storage b) {
+    Derived h;
     h.bits = b;
     return h;
   }
   constexpr operator float() const { return widen_float(bits, ExpBits, ManBits, FiniteOnly); }
-  friend constexpr bool operator==(NarrowFloat a, NarrowFloat b) { return float(a) == float(b); }
+  friend constexpr bool operator==(Derived a, Derived b) { return float(a) == float(b); }
 };
 
 }  // namespace detail
 
 /// IEEE binary16.
-using half = detail::NarrowFloat<5, 10, false, std::uint16_t>;
+struct half : detail::NarrowFloat<5, 10, false, std::uint16_t, half> {
+  using NarrowFloat::NarrowFloat;
+};
 /// bfloat16: the top half of an f32.
-using bfloat16 = detail::NarrowFloat<8, 7, false, std::uint16_t>;
+struct bfloat16 : detail::NarrowFloat<8, 7, false, std::uint16_t, bfloat16> {
+  using NarrowFloat::NarrowFloat;
+};
 /// OCP fp8 e4m3 ("fn": no infinities, one NaN pattern, max 448).
-using float8_e4m3 = detail::NarrowFloat<4, 3, true, std::uint8_t>;
+struct float8_e4m3 : detail::NarrowFloat<4, 3, true, std::uint8_t, float8_e4m3> {
+  using NarrowFloat::NarrowFloat;
+};
 /// OCP fp8 e5m2 (IEEE-like, with infinities).
-using float8_e5m2 = detail::NarrowFloat<5, 2, false, std::uint8_t>;
+struct float8_e5m2 : detail::NarrowFloat<5, 2, false, std::uint8_t, float8_e5m2> {
+  using NarrowFloat::NarrowFloat;
+};
 
 }  // namespace kiln
