@@ -76,12 +76,13 @@ kiln_status kiln_device_open(const char* name, kiln_device** device) {
     require_non_null(device, "device");
     *device = nullptr;
     require_non_null(name, "name");
-    kiln::Device opened = kiln::Device::cpu();
-    try {
-      opened = kiln::Device::from_name(name);
-    } catch (const std::invalid_argument& e) {
-      kiln::capi::fail(KILN_ERROR_NOT_FOUND, e.what());
-    }
+    const kiln::Device opened = [&] {
+      try {
+        return kiln::Device::from_name(name);
+      } catch (const std::invalid_argument& e) {  // unknown, or unavailable here
+        kiln::capi::fail(KILN_ERROR_NOT_FOUND, e.what());
+      }
+    }();
     *device = new kiln_device{opened, opened.name()};
   });
 }

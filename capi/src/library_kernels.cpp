@@ -18,11 +18,6 @@ const std::vector<LibraryKernel>& library() {
   return kernels;
 }
 
-std::string list_string(const std::vector<std::int64_t>& values) {
-  std::string text = "(";
-  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + (values.size() == 1 ? ",)" : ")");
-}
 }  // namespace
 
 const LibraryKernel* find_library_kernel(std::string_view name) {
@@ -46,7 +41,7 @@ void require_one_of(const TensorArgument& tensor, const LibraryKernel& kernel, s
 void require_shape(const TensorArgument& tensor, const std::vector<std::int64_t>& expected,
                    const std::string& because) {
   require(tensor.shape() == expected, tensor.label() + " has shape " + tensor.shape_string() + ", the kernel expects " +
-                                          list_string(expected) + " (" + because + ")");
+                                          tuple_string(expected) + " (" + because + ")");
 }
 
 std::uint64_t i32_bits(std::int64_t value) { return static_cast<std::uint32_t>(static_cast<std::int32_t>(value)); }

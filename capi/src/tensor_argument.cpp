@@ -73,13 +73,13 @@ std::optional<std::string> unreachable(const DLDevice& memory, const Device& dev
          std::to_string(device.ordinal()) + " (kDLCUDA or kDLCUDAManaged)";
 }
 
-std::string list_string(const std::vector<std::int64_t>& values) {
+}  // namespace
+
+std::string tuple_string(const std::vector<std::int64_t>& values) {
   std::string text = "(";
   for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
   return text + (values.size() == 1 ? ",)" : ")");
 }
-
-}  // namespace
 
 std::string dlpack_dtype_string(const DLDataType& dtype) {
   if (auto known = kiln_dtype(dtype)) return std::string(ir::dtype_name(*known));
@@ -109,7 +109,7 @@ TensorArgument::TensorArgument(const DLManagedTensor* managed, const Device& dev
     for (int d = tensor.ndim - 2; d >= 0; --d) strides_[d] = strides_[d + 1] * shape_[d + 1];
   }
   for (int d = 0; d < tensor.ndim; ++d)
-    require(strides_[d] >= 0 || shape_[d] <= 1, label_ + " has strides " + list_string(strides_) +
+    require(strides_[d] >= 0 || shape_[d] <= 1, label_ + " has strides " + tuple_string(strides_) +
                                                     "; kiln takes no negative strides (dimension " + std::to_string(d) +
                                                     ")");
   if (auto why = unreachable(tensor.device, device)) fail(KILN_ERROR_INVALID_ARGUMENT, label_ + " " + *why);
@@ -139,7 +139,7 @@ runtime::MemoryRange TensorArgument::range() const {
   return {address_, end, label_};
 }
 
-std::string TensorArgument::shape_string() const { return list_string(shape_); }
+std::string TensorArgument::shape_string() const { return tuple_string(shape_); }
 
 void TensorArgument::require_rank(int expected) const {
   require(rank() == expected, label_ + " has shape " + shape_string() + " (" + std::to_string(rank()) +
@@ -156,14 +156,14 @@ void TensorArgument::require_contiguous() const {
   std::int64_t expected = 1;
   for (int d = rank() - 1; d >= 0; --d) {
     require(shape_[d] <= 1 || strides_[d] == expected || elements() == 0,
-            label_ + " has shape " + shape_string() + " and strides " + list_string(strides_) +
+            label_ + " has shape " + shape_string() + " and strides " + tuple_string(strides_) +
                 " (in elements), the kernel needs it contiguous (row-major, strides " + contiguous_strides() + ")");
     expected *= shape_[d];
   }
 }
 
 void TensorArgument::require_unit_stride(int dim) const {
-  require(shape_[dim] <= 1 || strides_[dim] == 1, label_ + " has strides " + list_string(strides_) +
+  require(shape_[dim] <= 1 || strides_[dim] == 1, label_ + " has strides " + tuple_string(strides_) +
                                                       " (in elements), the kernel needs dimension " +
                                                       std::to_string(dim) + " contiguous (stride 1)");
 }
@@ -175,7 +175,7 @@ void TensorArgument::require_32bit_reach() const {
                                                               ", a size beyond the kernel's 32-bit indices (at most " +
                                                               std::to_string(kLargest) + ")");
   const std::uint64_t last = (range().end - address_) / ir::dtype_bytes(dtype_);
-  require(last <= kLargest, label_ + " has shape " + shape_string() + " and strides " + list_string(strides_) +
+  require(last <= kLargest, label_ + " has shape " + shape_string() + " and strides " + tuple_string(strides_) +
                                 ": its last element is " + std::to_string(last - 1) +
                                 " elements from its first, beyond the kernel's 32-bit indices (at most " +
                                 std::to_string(kLargest - 1) + ")");
@@ -184,7 +184,7 @@ void TensorArgument::require_32bit_reach() const {
 std::string TensorArgument::contiguous_strides() const {
   std::vector<std::int64_t> strides(shape_.size(), 1);
   for (int d = rank() - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape_[d + 1];
-  return list_string(strides);
+  return tuple_string(strides);
 }
 
 }  // namespace kiln::capi

@@ -57,6 +57,9 @@ class TensorArgument {
   std::uintptr_t address_;
 };
 
+/// Sizes or strides as Python writes a tuple: "(4, 8)", "(5,)", "()".
+std::string tuple_string(const std::vector<std::int64_t>& values);
+
 /// "f32", "bf16"... for a DLPack dtype kiln knows, else its code, bits and lanes.
 std::string dlpack_dtype_string(const DLDataType& dtype);
 

@@ -21,9 +21,11 @@ class Device:
         check(library.kiln_device_name(handle, ctypes.byref(opened)))
         self.name = opened.value.decode()
 
+    _close = library.kiln_device_close  # kept here: module globals may be gone when __del__ runs at exit
+
     def __del__(self):
         if getattr(self, "_handle", None):
-            library.kiln_device_close(self._handle)
+            self._close(self._handle)
 
     def __repr__(self):
         return f"kiln.Device({self.name!r})"
@@ -60,6 +62,18 @@ def _argument(value, position, keep):
     return argument
 
 
+def _device_of(arguments):
+    """The device for tensors where they live: "cuda" / "cuda:N" for GPU
+    memory (DLPack kDLCUDA or kDLCUDAManaged), else "cpu"."""
+    for value in arguments:
+        if hasattr(value, "__dlpack_device__"):
+            device_type, device_id = value.__dlpack_device__()
+            if int(device_type) in (2, 13):
+                return "cuda" if device_id == 0 else f"cuda:{device_id}"
+            return "cpu"
+    return "cpu"
+
+
 class Kernel:
     """A compiled kernel: one of the sample library's (from_library) or tile-IR text (from_ir)."""
 
@@ -83,21 +97,26 @@ class Kernel:
         check(library.kiln_kernel_from_ir(text.encode(), ctypes.byref(handle)))
         return cls(handle)
 
+    _release = library.kiln_kernel_release  # kept here: module globals may be gone when __del__ runs at exit
+
     def __del__(self):
         if getattr(self, "_handle", None):
-            library.kiln_kernel_release(self._handle)
+            self._release(self._handle)
 
     def __repr__(self):
         return f"kiln.Kernel({self.name!r})"
 
-    def launch(self, *arguments, grid=None, device="cpu"):
-        """Runs the kernel on `device` and returns when it has finished.
+    def launch(self, *arguments, grid=None, device=None):
+        """Runs the kernel on `device` (a name or a Device; by default "cpu",
+        or "cuda" for tensors in GPU memory) and returns when it has finished.
         Tensors (objects with __dlpack__) are used in place; ints and floats
         are scalars. `grid`, for IR kernels, is the number of programs: an
-        int or a tuple of up to three."""
+        int or a tuple of up to three. On "cuda" kiln uses a stream of its
+        own: synchronize first (torch.cuda.synchronize()) when another
+        library's work on the tensors may still be running."""
         keep = []  # the capsules, alive until the launch returns
         packed = (DLPackArgument * max(len(arguments), 1))(
-            *[_argument(_dlpack.exportable(value), i, keep) for i, value in enumerate(arguments)]
+            *[_argument(value, i, keep) for i, value in enumerate(arguments)]
         )
         grid_values = None
         if grid is not None:
@@ -105,6 +124,8 @@ class Kernel:
             if not 1 <= len(sizes) <= 3:
                 raise ValueError(f"kiln: the grid {grid!r} has {len(sizes)} numbers, give 1 to 3")
             grid_values = (ctypes.c_int32 * 3)(*(list(sizes) + [1] * (3 - len(sizes))))
+        if device is None:
+            device = _device_of(arguments)
         check(library.kiln_launch(_device(device)._handle, self._handle, packed, len(arguments), grid_values))
 
 
@@ -118,21 +139,33 @@ def _like(template, shape, dtype=None):
     raise TypeError(f"kiln.run: cannot make an output like a {type(template).__name__}; pass out=")
 
 
+def _matmul_shape(a, b):
+    """(rows of a, columns of b); for other ranks a's shape, which the C API
+    then rejects with a message naming a or b."""
+    if len(a.shape) == 2 and len(b.shape) == 2:
+        return (a.shape[0], b.shape[1])
+    return tuple(a.shape)
+
+
 # For each library kernel: how many inputs, and the output's shape from them.
 _OUTPUT_SHAPES = {
     "softmax": (1, lambda x: tuple(x.shape)),
-    "matmul": (2, lambda a, b: (a.shape[0], b.shape[1]) if len(a.shape) == 2 and len(b.shape) == 2 else tuple(a.shape)),
+    "matmul": (2, _matmul_shape),
     "vector_add": (2, lambda x, y: tuple(x.shape)),
 }
 _kernels = {}
 
 
-def run(name, *inputs, device="cpu", out=None):
+def run(name, *inputs, device=None, out=None):
     """Runs the library kernel `name` on `inputs` and returns its output: `out`
     when given, else a new array like the first input (a NumPy array for
-    NumPy inputs). kiln.run("softmax", x) is the softmax of each row of x."""
+    NumPy inputs). kiln.run("softmax", x) is the softmax of each row of x.
+    `device` as for Kernel.launch.
+    Read-only NumPy inputs are copied (NumPy exports them only through
+    versioned DLPack); every other tensor is used in place."""
     if name not in _OUTPUT_SHAPES:
         Kernel.from_library(name)  # raises the C API's message naming the kernels there are
+        raise ValueError(f"kiln.run: no output rule for {name!r}; launch Kernel.from_library({name!r}) with out")
     count, output_shape = _OUTPUT_SHAPES[name]
     if len(inputs) != count:
         raise TypeError(f"kiln.run: {name} takes {count} input(s), {len(inputs)} were given")
@@ -140,5 +173,5 @@ def run(name, *inputs, device="cpu", out=None):
         out = _like(inputs[0], output_shape(*inputs))
     if name not in _kernels:
         _kernels[name] = Kernel.from_library(name)
-    _kernels[name].launch(*inputs, out, device=device)
+    _kernels[name].launch(*[_dlpack.exportable_input(x) for x in inputs], out, device=device)
     return out

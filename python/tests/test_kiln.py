@@ -78,6 +78,15 @@ class LibraryKernels(unittest.TestCase):
         self.assertIs(returned, out)
         numpy.testing.assert_array_equal(out, kiln.run("softmax", x))
 
+    def test_device_from_the_tensors(self):
+        class OnSecondGpu:
+            def __dlpack_device__(self):
+                return (2, 1)  # kDLCUDA, GPU 1
+
+        self.assertEqual(kiln._kernel._device_of([3, OnSecondGpu()]), "cuda:1")
+        self.assertEqual(kiln._kernel._device_of([2.0, numpy.ones(2)]), "cpu")
+        self.assertEqual(kiln.Device("emu:2").name, "emu:2")
+
     def test_read_only_input(self):
         x = numpy.random.default_rng(14).uniform(-2, 2, (3, 16)).astype(numpy.float32)
         frozen = x.copy()
@@ -139,6 +148,13 @@ class Errors(unittest.TestCase):
         kernel = kiln.Kernel.from_ir(SCALE_KERNEL)
         with self.assertRaisesRegex(TypeError, r"^kiln: argument 0 is a list, which has no __dlpack__$"):
             kernel.launch([1.0, 2.0], numpy.empty(2, dtype=numpy.float32), 2.0, 2, grid=1)
+
+    def test_read_only_argument_of_a_launch(self):
+        kernel = kiln.Kernel.from_ir(SCALE_KERNEL)
+        x = numpy.ones(64, dtype=numpy.float32)
+        x.flags.writeable = False
+        with self.assertRaisesRegex(TypeError, r"^kiln: argument 0 is a read-only NumPy array"):
+            kernel.launch(x, numpy.empty(64, dtype=numpy.float32), 2.0, 64, grid=1)
 
     def test_ir_that_does_not_parse(self):
         with self.assertRaises(kiln.KilnError) as raised:

@@ -211,5 +211,28 @@ TEST_F(CApiErrors, KernelFaultIsAnErrorNotACrash) {
   EXPECT_THAT(kiln_last_error(), HasSubstr("@scale argument 0 (ptr<f32>)"));
 }
 
+// On a GPU, or with tests/gpu/fake_libcuda.cpp standing in for the driver
+// (this binary's fake_gpu.* run), the cuda device opens; elsewhere it says
+// why not, and the test skips.
+TEST(CApiCuda, TensorsMustBeInTheGpusMemory) {
+  kiln_device* cuda = nullptr;
+  if (kiln_device_open("cuda", &cuda) != KILN_OK) {
+    EXPECT_THAT(kiln_last_error(), StartsWith("kiln_device_open: device 'cuda' is unavailable: "));
+    GTEST_SKIP() << kiln_last_error();
+  }
+  OwnedKernel softmax;
+  expect_ok(kiln_kernel_from_library("softmax", &softmax.kernel));
+  HostTensor<float> x({4, 8}), out({4, 8});
+  kiln_argument arguments[] = {x.argument(), out.argument()};
+  expect_error(kiln_launch(cuda, softmax.kernel, arguments, 2, nullptr), KILN_ERROR_INVALID_ARGUMENT,
+               "kiln_launch: softmax argument 0 'x' is in host memory (kDLCPU), the device cuda needs the memory of "
+               "GPU 0 (kDLCUDA or kDLCUDAManaged)");
+  x.dlpack()->dl_tensor.device = {kDLCUDA, 3};
+  expect_error(kiln_launch(cuda, softmax.kernel, arguments, 2, nullptr), KILN_ERROR_INVALID_ARGUMENT,
+               "kiln_launch: softmax argument 0 'x' is in the memory of GPU 3 (kDLCUDA), the device cuda needs the "
+               "memory of GPU 0 (kDLCUDA or kDLCUDAManaged)");
+  expect_ok(kiln_device_close(cuda));
+}
+
 }  // namespace
 }  // namespace kiln::capi_test

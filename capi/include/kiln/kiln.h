@@ -138,7 +138,10 @@ static inline kiln_argument kiln_float_argument(double value) {
  * values, each at least 1) for an IR kernel, and must be NULL for a library
  * kernel, which derives its grid from the tensors. Tensors must be on the
  * device, hold the dtype the kernel expects, and (for IR kernels, whose
- * pointers address flat memory) be contiguous. */
+ * pointers address flat memory) be contiguous. On cuda kiln launches on a
+ * stream of its own and waits for nothing else: work another library queued
+ * on the tensors (a PyTorch kernel that wrote an input) must have finished
+ * first, for instance through torch.cuda.synchronize(). */
 kiln_status kiln_launch(kiln_device* device, const kiln_kernel* kernel, const kiln_argument* arguments,
                         size_t num_arguments, const int32_t* grid);
 
