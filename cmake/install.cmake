@@ -1,6 +1,7 @@
 # Installs kiln's headers, libraries and the kiln tool, and exports them as
 # the CMake package `kiln` (find_package(kiln) then link kiln::kiln, and
-# kiln::kernels for the sample kernel library; kiln::tool is the tool).
+# kiln::kernels for the sample kernel library; kiln::c is the C API,
+# libkiln_c.so; kiln::tool is the tool).
 include(CMakePackageConfigHelpers)
 
 set(KILN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
@@ -10,14 +11,16 @@ foreach(component ir dsl lowering runtime stdlib kernels)
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def")
 endforeach()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/capi/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 
-install(TARGETS kiln_ir kiln_lowering kiln_runtime kiln_dsl kiln_stdlib kiln kiln_kernels kiln_tool
+install(TARGETS kiln_ir kiln_lowering kiln_runtime kiln_dsl kiln_stdlib kiln kiln_kernels kiln_c kiln_tool
         EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# The installed tool finds the shared libLLVM where the build found it.
+# The installed tool and C library find the shared libLLVM where the build found it.
 set_target_properties(kiln_tool PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE EXPORT_NAME tool)
+set_target_properties(kiln_c PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 
 install(EXPORT kilnTargets
         NAMESPACE kiln::

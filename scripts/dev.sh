@@ -24,7 +24,7 @@ packages=(
 )
 # bench/compare's Triton, pinned to the GPU machine's version, and NumPy for
 # its interpreter checks (2.4 breaks Triton 3.6's interpreter), in a virtual
-# environment in the build folder (the compare tests run its python3).
+# environment in the build folder (the compare and python tests run its python3).
 triton_version=3.6.0
 numpy_version=2.3.5
 

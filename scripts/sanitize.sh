@@ -8,11 +8,11 @@ set -euo pipefail
 usage() {
   cat >&2 <<'EOF'
 usage: scripts/sanitize.sh address|address-unit|thread [extra ctest args...]
-  address       ASan + UBSan (+ LeakSanitizer): labels unit, correctness, error, cli, and the emu slice
+  address       ASan + UBSan (+ LeakSanitizer): labels unit, capi, correctness, error, cli, and the emu slice
                 (the emu device's own tests of fibers, cp.async, mma and faults, and the dot, matmul and
                 attention tests on emu, which use ldmatrix, mma and cp.async)
-  address-unit  ASan + UBSan over the label unit only, less the FakeGpu tests, whose binary needs the
-                kernel library (the bounded pass CI runs)
+  address-unit  ASan + UBSan over the labels unit and capi only, less the FakeGpu tests, whose binary
+                needs the kernel library (the bounded pass CI runs)
   thread        TSan: the compile cache and concurrent kl::compile tests, then correctness tests with
                 parallel programs on the interpreter (KILN_DEVICE=cpu:4) and on emu (KILN_DEVICE=emu:4)
 environment: KILN_JOBS (default: all cores)
@@ -30,7 +30,7 @@ kernel_test_targets=()
 for source in "$root"/tests/kernels/*_test.cpp; do
   kernel_test_targets+=("kiln_kernels_$(basename "$source" .cpp)")
 done
-unit_targets=(kiln_unit_tests kiln_lowering_tests)
+unit_targets=(kiln_unit_tests kiln_lowering_tests kiln_capi_tests)
 # The emu slice: fibers, barriers, warp collectives and faults (Fibers),
 # cp.async and its bounds faults (AsyncCopy, EmuPipeline), mma.sync (Mma),
 # whole kernels and an out-of-bounds store (EmuKernels), and ldmatrix,
@@ -112,6 +112,7 @@ if [[ "$mode" == thread ]]; then
   run_group "correctness on emu:4 ($parallel_slice)" KILN_DEVICE=emu:4 -- -L correctness -R "$parallel_slice" "$@"
 else
   run_group unit -- -L unit "$@"
+  run_group capi -- -L capi "$@"
   if [[ "$mode" == address ]]; then
     run_group correctness -- -L correctness "$@"
     run_group error -- -L error "$@"

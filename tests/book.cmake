@@ -16,6 +16,16 @@ foreach(source IN LISTS KILN_BOOK_EXAMPLES)
   add_test(NAME book.emu.${name} COMMAND book_${name})
   set_tests_properties(book.emu.${name} PROPERTIES LABELS book ENVIRONMENT KILN_DEVICE=emu)
 endforeach()
+# Chapter 22's C program (examples/book/c_api.c) likewise, and its Python
+# program with the python package's interpreter (python/CMakeLists.txt).
+add_test(NAME book.c_api COMMAND Python3::Interpreter ${KILN_BOOK_SCRIPT} output c_api $<TARGET_FILE:book_c_api>)
+set_tests_properties(book.c_api PROPERTIES LABELS book ENVIRONMENT KILN_DEVICE=cpu)
+add_test(NAME book.emu.c_api COMMAND book_c_api)
+set_tests_properties(book.emu.c_api PROPERTIES LABELS book ENVIRONMENT KILN_DEVICE=emu)
+add_test(NAME book.python_api COMMAND Python3::Interpreter ${KILN_BOOK_SCRIPT} output python_api ${KILN_PYTHON}
+                                      ${PROJECT_SOURCE_DIR}/examples/book/python_api.py)
+set_tests_properties(book.python_api PROPERTIES LABELS book ENVIRONMENT
+                     "KILN_DEVICE=cpu;KILN_C_LIBRARY=$<TARGET_FILE:kiln_c>;PYTHONPATH=${PROJECT_SOURCE_DIR}/python")
 add_test(NAME book.snippets COMMAND Python3::Interpreter ${KILN_BOOK_SCRIPT} check)
 set_tests_properties(book.snippets PROPERTIES LABELS book)
 add_test(NAME book.links COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/scripts/book_links.py)

@@ -1,7 +1,7 @@
 # The package test: install this build into a prefix inside the build tree,
 # run the installed kiln tool, configure and build tests/package/consumer (an
-# outside project using find_package(kiln), kiln::kiln and kiln::kernels)
-# against that prefix, and run it.
+# outside project using find_package(kiln), kiln::kiln and kiln::kernels, and
+# a C program using kiln::c) against that prefix, and run both.
 #
 # Included from tests/CMakeLists.txt it registers the test; run with
 # `cmake -P` it is the test's driver.
@@ -75,4 +75,14 @@ if(NOT EXISTS ${consumer})
 endif()
 package_step("running the consumer" ${consumer})
 string(STRIP "${step_output}" step_output)
+message(STATUS "${step_output}")
+
+set(c_consumer ${consumer_build}/c_consumer)
+if(NOT EXISTS ${c_consumer})
+  set(c_consumer ${consumer_build}/${KILN_CONFIG}/c_consumer)
+endif()
+package_step("running the C consumer" ${c_consumer})
+if(NOT step_output MATCHES "c_consumer: vector_add of 1000 floats through the C API, 0 mismatches\n")
+  message(FATAL_ERROR "package: the C consumer printed:\n${step_output}")
+endif()
 message(STATUS "${step_output}")
