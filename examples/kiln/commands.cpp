@@ -12,12 +12,14 @@
 #include <string_view>
 #include <thread>
 
+#include "bench_chart.hpp"
 #include "kiln/kernels/registry.hpp"
 #include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
 #include "kiln/runtime/device.hpp"
 #include "kiln/runtime/emu_machine.hpp"
+#include "svg.hpp"
 
 namespace kiln::tool {
 
@@ -157,10 +159,16 @@ int execute(const BenchCommand& command) {
     options.bench = true;
     return kernel.run(options);
   };
+  BenchChart chart{
+      .title = fmt::format("kiln bench --suite {} on {}", command.suite, command.runs.front().options.device.name()),
+      .subtitle = "time per launch, every bar from this one run; ratios are to each kernel's first bar",
+      .series = {"kiln kernel", "its unfused sequence (the same result in several launches)"},
+      .groups = {}};
   for (const KernelRun& run : command.runs) {
     const kernels::KernelInfo& kernel = kernels::find_kernel(run.kernel);
     const kernels::RunOptions& options = run.options;
     const kernels::RunReport report = timed(kernel, options);
+    chart.groups.push_back({fmt::format("{} {}", kernel.name, options.dtype), {{0, kernel.name, *report.seconds}}});
     if (&run == &command.runs.front() && !command.json)
       fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", "kernel", "dtype", "time", "traffic", "fused vs unfused");
     nlohmann::json j = report_json(kernel, options, report);
@@ -169,6 +177,7 @@ int execute(const BenchCommand& command) {
       // The unfused sequence takes the fused kernel's dims and choices.
       const kernels::KernelInfo& unfused = kernels::find_kernel(kernel.unfused);
       const kernels::RunReport unfused_report = timed(unfused, options);
+      chart.groups.back().bars.push_back({1, unfused.name, *unfused_report.seconds});
       const double speedup = *unfused_report.seconds / *report.seconds;
       j["unfused"] = report_json(unfused, options, unfused_report);
       j["speedup"] = speedup;
@@ -189,6 +198,10 @@ int execute(const BenchCommand& command) {
     else
       fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", kernel.name, options.dtype, human_seconds(*report.seconds),
                  traffic(report) > 0 ? human_megabytes(traffic(report)) : "-", comparison);
+  }
+  if (!command.svg.empty()) {
+    write_picture(command.svg, bench_chart_svg(chart));
+    if (!command.json) fmt::print("drew the timings of {} kernels into {}\n", chart.groups.size(), command.svg);
   }
   return 0;
 }
