@@ -141,7 +141,7 @@ kiln_cli_test(run_fake_gpu 0 "^vector_add n=1000 f32 on cuda\n  bench: 250\\.0 u
   run vector_add --n 1000 --device cuda --bench --stats)
 set_tests_properties(cli.info_fake_gpu cli.run_fake_gpu PROPERTIES ENVIRONMENT
   "KILN_LIBCUDA=$<TARGET_FILE:kiln_fake_libcuda>;KILN_PTXAS=none;KILN_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/fake-gpu-cache")
-# Pictures (tests/cli/pictures.py): the SVG files and their PNG renderings
+# Pictures and the progress line (tests/cli/pictures.py, progress.py): the SVG files and their PNG renderings
 # land in build/tests/cli-pictures, to look at.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 foreach(picture bench layout)
@@ -150,6 +150,8 @@ foreach(picture bench layout)
             ${CMAKE_CURRENT_BINARY_DIR}/cli-pictures)
   set_tests_properties(cli.svg_${picture} PROPERTIES LABELS cli)
 endforeach()
+add_test(NAME cli.progress_line COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/progress.py $<TARGET_FILE:kiln_tool>)
+set_tests_properties(cli.progress_line PROPERTIES LABELS cli)
 kiln_cli_test(dump_svg_needs_layout 2 "^kiln: --svg draws a tile of the layout stage; got --stage opt\n$"
   dump softmax --stage opt --svg picture.svg)
 kiln_cli_test(dump_value_needs_svg 2 "^kiln: --value chooses the tile --svg draws; add --svg FILE\n$"
