@@ -103,16 +103,17 @@ std::string bench_chart_svg(const BenchChart& chart) {
   }
   if (chart.groups.empty()) throw std::invalid_argument("bench chart: no kernel to draw");
   const Axis axis(shortest, longest, unit_for(longest));
-  std::size_t note_chars = 0;
+  // How far right the notes after the bars reach (at about 6 pixels a character).
+  double notes_end = kPlotWidth;
   for (const BenchChart::Group& group : chart.groups)
     for (const BenchChart::Bar& bar : group.bars)
-      note_chars = std::max(note_chars, bar_note(bar, group.bars.front(), axis).size());
+      notes_end = std::max(notes_end, axis.length(axis.in_unit(bar.seconds)) + 6 +
+                                          6.0 * static_cast<double>(bar_note(bar, group.bars.front(), axis).size()));
 
   const double left = 24 + kCharWidth * static_cast<double>(label_chars);
   const double plot_height = static_cast<double>(bars) * (kBarHeight + kBarGap) +
                              static_cast<double>(chart.groups.size() - 1) * kGroupGap + kBarGap;
-  const double width = std::max(left + kPlotWidth + 16 + 6.0 * static_cast<double>(note_chars),
-                                16 + 9.0 * static_cast<double>(chart.title.size()));
+  const double width = std::max(left + notes_end + 16, 16 + 9.0 * static_cast<double>(chart.title.size()));
   const double height = kTop + plot_height + kAxisHeight + 10;
   Svg svg(width, height, chart.title);
   svg.text(16, 26, chart.title, {.size = 16, .bold = true});
@@ -132,7 +133,7 @@ std::string bench_chart_svg(const BenchChart& chart) {
     const double x = left + axis.length(tick);
     svg.line(x, kTop, x, axis_y, "#e3e3e3");
     svg.line(x, axis_y, x, axis_y + 5, "#444444");
-    svg.text(x, axis_y + 19, number(tick), {.size = 11, .anchor = "middle"});
+    svg.text(x, axis_y + 19, fmt::format("{:g}", tick), {.size = 11, .anchor = "middle"});
   }
   svg.line(left, kTop, left, axis_y, "#444444");
   svg.line(left, axis_y, left + kPlotWidth, axis_y, "#444444");

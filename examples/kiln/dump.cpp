@@ -158,8 +158,8 @@ void draw_layout(const kernels::KernelInfo& kernel, const DumpCommand& command, 
                       command.value, fn.name, command.value, tiles.front()->id, kernel.name));
     chosen = *found;
   }
-  const std::string title = fmt::format("%{} : {} in {}, {} warps, {}", chosen->id, ir::to_string(chosen->type),
-                                        fn.name, target.num_warps, command.arch);
+  const std::string title = fmt::format("%{} : {} in {}, {} warp{}, {}", chosen->id, ir::to_string(chosen->type),
+                                        fn.name, target.num_warps, target.num_warps == 1 ? "" : "s", command.arch);
   write_picture(command.svg, layout_svg(layouts.at(*chosen), title));
   fmt::print("drew the layout of %{} ({}) in {} into {}\n", chosen->id, ir::to_string(chosen->type), fn.name,
              command.svg);
