@@ -45,6 +45,7 @@ struct BenchArgs {
   std::string dtype;
   bool json = false;
   std::string svg;
+  std::string compare;
 };
 
 constexpr const char* device_help =
@@ -150,6 +151,9 @@ BenchCommand check_bench(const BenchArgs& args) {
   command.json = args.json;
   command.svg = args.svg;
   command.suite = args.suite;
+  if (!args.compare.empty() && args.svg.empty())
+    throw std::invalid_argument("--compare adds a chart to the picture --svg draws; add --svg FILE");
+  command.compare = args.compare;
   for (const kernels::KernelSpec& kernel : kernels::kernel_specs()) {
     const bool supports =
         args.dtype.empty() || std::find(kernel.dtypes.begin(), kernel.dtypes.end(), args.dtype) != kernel.dtypes.end();
@@ -224,6 +228,9 @@ Command parse_command_line(int argc, const char* const* argv) {
   bench_cmd->add_option("--svg", bench.svg,
                         "also draw the timings into this SVG file: a bar chart with each fused kernel against its "
                         "unfused sequence, times and ratios labelled");
+  bench_cmd->add_option("--compare", bench.compare,
+                        "with --svg: also chart this results file of bench/compare's GPU half (compare.py gpu --json "
+                        "FILE), kiln against Triton and torch on that GPU, below the suite's chart");
 
   app.add_subcommand("info", "show devices, toolchain and version");
 

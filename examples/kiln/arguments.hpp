@@ -61,6 +61,8 @@ struct BenchCommand {
   bool json = false;
   /// Also draw the timings as a bar chart into this SVG file (empty: none).
   std::string svg;
+  /// A results file of bench/compare's GPU half to draw below them (empty: none).
+  std::string compare;
   /// What the chart's title names: the suite and the device.
   std::string suite;
 };

@@ -29,5 +29,8 @@ struct BenchChart {
 /// its unit (s, ms or us) follows the longest bar. Throws
 /// std::invalid_argument when a time is not positive or a group has no bar.
 std::string bench_chart_svg(const BenchChart& chart);
+/// Several charts, one below the other, each with its own title, legend and
+/// axis; the picture's title is the first one's.
+std::string bench_chart_svg(const std::vector<BenchChart>& charts);
 
 }  // namespace kiln::tool

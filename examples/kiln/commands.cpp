@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "bench_chart.hpp"
+#include "compare_chart.hpp"
 #include "kiln/kernels/registry.hpp"
 #include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
@@ -163,6 +164,9 @@ int execute(const BenchCommand& command) {
     options.bench = true;
     return kernel.run(options);
   };
+  // Read before the suite runs, so that a bad file stops it at once.
+  const std::optional<BenchChart> compared =
+      command.compare.empty() ? std::nullopt : std::optional(compare_chart(command.compare));
   ProgressLine progress(!command.json);
   BenchChart chart{
       .title = fmt::format("kiln bench --suite {} on {}", command.suite, command.runs.front().options.device.name()),
@@ -210,7 +214,9 @@ int execute(const BenchCommand& command) {
                  traffic(report) > 0 ? human_megabytes(traffic(report)) : "-", comparison);
   }
   if (!command.svg.empty()) {
-    write_picture(command.svg, bench_chart_svg(chart));
+    std::vector<BenchChart> charts = {chart};
+    if (compared) charts.push_back(*compared);
+    write_picture(command.svg, bench_chart_svg(charts));
     if (!command.json) fmt::print("drew the timings of {} kernels into {}\n", chart.groups.size(), command.svg);
   }
   return 0;

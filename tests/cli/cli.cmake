@@ -164,3 +164,7 @@ kiln_cli_test(dump_bad_launch 2 "^kiln: --launch 2: the run of layer_norm_backwa
   dump layer_norm_backward --stage layout --launch 2 --svg picture.svg)
 kiln_cli_test(bench_svg_unwritable 1 "^kernel .*\nkiln: cannot write the picture to /nonexistent/chart.svg: No such file or directory\n$"
   bench --suite fusion --svg /nonexistent/chart.svg)
+kiln_cli_test(bench_compare_needs_svg 2 "^kiln: --compare adds a chart to the picture --svg draws; add --svg FILE\n$"
+  bench --suite fusion --compare results.json)
+kiln_cli_test(bench_compare_missing_file 1 "^kiln: --compare /nonexistent/results.json: cannot open the file\n$"
+  bench --suite fusion --svg chart.svg --compare /nonexistent/results.json)

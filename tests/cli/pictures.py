@@ -4,7 +4,9 @@ what it must, and renders to PNG with rsvg-convert (Debian: librsvg2-bin).
 
   pictures.py bench KILN OUT_DIR    kiln bench --suite all --svg: one bar per
                                     kernel and unfused sequence, times and
-                                    ratios as the JSON lines of the same run say
+                                    ratios as the JSON lines of the same run say;
+                                    with --compare, a second chart of a
+                                    bench/compare GPU-half results file
   pictures.py layout KILN OUT_DIR   kiln dump --stage layout --svg: one cell per
                                     element, holders as the blocked layout
                                     rules place them
@@ -90,6 +92,38 @@ def bench(kiln, out):
     check("kiln kernel" in labels and "its unfused sequence" in labels, "the legend names no series")
     for line in lines:
         check(f"{line['kernel']} {line['dtype']}" in labels, f"no label for kernel {line['kernel']}")
+    render(svg)
+    compare(kiln, out)
+
+
+def compare(kiln, out):
+    """--compare: a file in the format bench/compare/gpu_half.py writes (its
+    times made up here to check the drawing; they are no measurement), one
+    case without a kiln time."""
+    results = {"device": "Test GPU", "skipped": [], "results": [
+        {"case": "softmax.8192x4096.bf16", "kernel": "softmax", "kiln": {"ms": 0.25},
+         "triton": {"ms": 0.2, "back_to_back_ms": 0.19}, "torch": {"ms": 0.5, "back_to_back_ms": 0.45}},
+        {"case": "matmul.4096.bf16", "kernel": "matmul", "kiln": {"error": "exit 1"},
+         "triton": {"ms": 1.0}, "torch": {"ms": 1.1}},
+        {"case": "attention.d64", "kernel": "attention", "kiln": {"ms": 3.0},
+         "triton": {"ms": 2.0}, "torch": {"ms": 6.0}}]}
+    results_file = out / "compare.json"
+    results_file.write_text(json.dumps(results))
+    svg = out / "bench_compare.svg"
+    run([kiln, "bench", "--suite", "fusion", "--device", "cpu", "--svg", svg, "--compare", results_file])
+    root = ET.parse(svg).getroot()
+    labels = " ".join(texts(root))
+    check("bench/compare on Test GPU: kiln, Triton and torch" in labels, "compare: no chart title naming the GPU")
+    check("1 case without a kiln time left out" in labels, "compare: the case without a kiln time is not named")
+    check("matmul.4096.bf16" not in labels, "compare: the case without a kiln time is drawn")
+    bar = re.compile(r"^(kiln|Triton|torch): ([0-9.]+) (ms|us) per launch$")
+    bars = [(m.group(1), float(m.group(2)), group) for title, group in titled_groups(root)
+            for m in [bar.match(title or "")] if m]
+    check([b[:2] for b in bars] == [("kiln", 0.25), ("Triton", 0.2), ("torch", 0.5), ("kiln", 3.0), ("Triton", 2.0),
+                                    ("torch", 6.0)], f"compare: bars {[b[:2] for b in bars]}")
+    for name, note in (("Triton", "(0.80x the time of kiln)"), ("torch", "(2.00x the time of kiln)")):
+        check(any(note in t for n, _, g in bars[:3] if n == name for t in texts(g)), f"compare: no note '{note}'")
+    check("attention.d64" in labels and "softmax.8192x4096.bf16" in labels, "compare: a case label is missing")
     render(svg)
 
 
