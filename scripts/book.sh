@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders the book (book/*.md) to HTML with pandoc: build/book/index.html
 # from book/README.md, and one page per chapter with its table of contents
-# and links to the previous and next chapters in the order of the contents.
+# and links to the previous and next chapters in the order of the contents;
+# the pictures of book/images are copied to build/book/images.
 # Usage: scripts/book.sh [output folder]        (default: build/book)
 set -euo pipefail
 
@@ -11,8 +12,10 @@ command -v pandoc > /dev/null || {
   echo "scripts/book.sh: pandoc is not installed (apt install pandoc, or scripts/dev.sh setup)" >&2
   exit 1
 }
-mkdir -p "$out"
+mkdir -p "$out/images"
 cp "$root/scripts/book.css" "$out/book.css"
+# The pictures the chapters show (book/images), beside the pages that link them.
+cp "$root/book/images/"* "$out/images/"
 
 # The chapters in the order book/README.md lists them.
 mapfile -t chapters < <(grep -o '([0-9][0-9]-[^)#]*\.md)' "$root/book/README.md" | tr -d '()')

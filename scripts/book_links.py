@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Checks the book's links: every relative link in book/*.md names a file
 that exists and, after '#', a heading of that file (GitHub's anchors:
-lower case, punctuation dropped, spaces to '-'); book/README.md links every
-chapter file, and every chapter it links exists.
+lower case, punctuation dropped, spaces to '-'); every image it shows
+exists; book/README.md links every chapter file, and every chapter it
+links exists.
 
 With --html DIR it checks the pages scripts/book.sh rendered into DIR
-instead: every href to a page of DIR names a page there and an id in it.
+instead: every href to a page of DIR names a page there and an id in it,
+and every other relative href or src names a file there.
 
 Usage: book_links.py [--html DIR]   prints one line per broken link, exit 1 if any
 """
@@ -16,6 +18,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^```")
 CHAPTER = re.compile(r"^\d\d-.*\.md$")
@@ -65,6 +68,9 @@ def check_links(path, problems):
                 problems.append(f"{where}: no file {file_part}")
             elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
                 problems.append(f"{where}: no heading '{anchor}' in {linked.relative_to(ROOT)}")
+        for target in IMAGE.findall(line):
+            if not re.match(r"[a-z]+:", target) and not (path.parent / target).exists():
+                problems.append(f"{path.relative_to(ROOT)}:{number}: image '{target}': no such file")
 
 
 def check_contents(problems):
@@ -76,6 +82,7 @@ def check_contents(problems):
 
 
 HREF = re.compile(r'href="([^"]*)"')
+SRC = re.compile(r'src="([^"]*)"')
 ID = re.compile(r'id="([^"]*)"')
 
 
@@ -83,9 +90,13 @@ def check_html(folder, problems):
     pages = sorted(folder.glob("*.html"))
     ids = {page.name: set(ID.findall(page.read_text())) for page in pages}
     for page in pages:
-        for target in HREF.findall(page.read_text()):
+        for target in HREF.findall(page.read_text()) + SRC.findall(page.read_text()):
             file_part, _, anchor = target.partition("#")
-            if re.match(r"[a-z]+:", target) or (file_part and not file_part.endswith(".html")):
+            if re.match(r"[a-z]+:", target):
+                continue
+            if file_part and not file_part.endswith(".html"):
+                if not file_part.startswith("../") and not (folder / file_part).exists():
+                    problems.append(f"{page.name}: link to '{target}': no file {file_part} beside the pages")
                 continue
             name = file_part or page.name
             if name not in ids:

@@ -20,7 +20,7 @@ jobs="${KILN_JOBS:-$(nproc)}"
 packages=(
   llvm-19-dev libzstd-dev libboost1.74-dev libboost-context1.74-dev libgtest-dev libbenchmark-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev ccache cmake g++ make clang-format-19 python3 python3-venv pandoc
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev librsvg2-bin
 )
 # bench/compare's Triton, pinned to the GPU machine's version, and NumPy for
 # its interpreter checks (2.4 breaks Triton 3.6's interpreter), in a virtual

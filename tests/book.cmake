@@ -68,3 +68,7 @@ add_test(NAME book.library
          COMMAND ${PROJECT_SOURCE_DIR}/scripts/book_library.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_BINARY_DIR}/book-library ${CMAKE_COMMAND} ${CMAKE_CXX_COMPILER} "${CMAKE_CXX_COMPILER_LAUNCHER}")
 set_tests_properties(book.library PROPERTIES LABELS book TIMEOUT 600)
+# book.picture.layout: chapter 17's picture (book/images/layout-vector-add.svg) is what the tool draws now.
+add_test(NAME book.picture.layout
+         COMMAND sh -c "'$<TARGET_FILE:kiln_tool>' dump vector_add --stage layout --value %4 --svg '${CMAKE_CURRENT_BINARY_DIR}/layout-vector-add.svg' > /dev/null && cmp '${CMAKE_CURRENT_BINARY_DIR}/layout-vector-add.svg' '${PROJECT_SOURCE_DIR}/book/images/layout-vector-add.svg' || { echo 'book/images/layout-vector-add.svg is not what kiln dump vector_add --stage layout --value %4 --svg draws now: draw it again'; exit 1; }")
+set_tests_properties(book.picture.layout PROPERTIES LABELS book)

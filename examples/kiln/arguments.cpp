@@ -34,6 +34,9 @@ struct DumpArgs {
   bool locations = false;
   bool json = false;
   int sms = 132;
+  std::string svg;
+  std::string value;
+  int launch = -1;
 };
 
 struct BenchArgs {
@@ -41,6 +44,8 @@ struct BenchArgs {
   std::string device;
   std::string dtype;
   bool json = false;
+  std::string svg;
+  std::string compare;
 };
 
 constexpr const char* device_help =
@@ -103,6 +108,15 @@ RunCommand check_run(const RunArgs& args, const std::vector<std::string>& extras
   return command;
 }
 
+/// The N of "%N" or "N", a value number of the IR's text form.
+int value_number(const std::string& text) {
+  const std::string digits = text.starts_with("%") ? text.substr(1) : text;
+  const bool is_number = !digits.empty() && digits.size() <= 9 &&
+                         std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!is_number) throw std::invalid_argument("--value needs a value of the IR such as %12, got '" + text + "'");
+  return std::stoi(digits);
+}
+
 DumpCommand check_dump(const DumpArgs& args, const std::vector<std::string>& extras) {
   const std::map<std::string, std::string> flags = parse_kernel_flags(extras);
   const kernels::KernelSpec& kernel = kernels::find_spec(args.kernel);
@@ -114,18 +128,32 @@ DumpCommand check_dump(const DumpArgs& args, const std::vector<std::string>& ext
   if (args.json && args.stage != "ptx")
     throw std::invalid_argument("--json reports the ptx stage; got --stage " + args.stage);
   if (args.sms < 1) throw std::invalid_argument("--sms must be at least 1, got " + std::to_string(args.sms));
+  if (!args.svg.empty() && args.stage != "layout")
+    throw std::invalid_argument("--svg draws a tile of the layout stage; got --stage " + args.stage);
+  if (args.svg.empty() && (!args.value.empty() || args.launch >= 0))
+    throw std::invalid_argument(std::string(args.value.empty() ? "--launch" : "--value") +
+                                " chooses the tile --svg draws; add --svg FILE");
+  if (args.launch < -1) throw std::invalid_argument("--launch must be at least 0, got " + std::to_string(args.launch));
   return {.run = {kernel.name, kernels::make_options(kernel, flags, args.dtype, Device::cpu(args.sms))},
           .stage = args.stage,
           .arch = args.arch,
           .locations = args.locations,
           .json = args.json,
-          .sms = args.sms};
+          .sms = args.sms,
+          .svg = args.svg,
+          .launch = std::max(args.launch, 0),
+          .value = args.value.empty() ? -1 : value_number(args.value)};
 }
 
 BenchCommand check_bench(const BenchArgs& args) {
   const Device device = choose_device(args.device);
   BenchCommand command;
   command.json = args.json;
+  command.svg = args.svg;
+  command.suite = args.suite;
+  if (!args.compare.empty() && args.svg.empty())
+    throw std::invalid_argument("--compare adds a chart to the picture --svg draws; add --svg FILE");
+  command.compare = args.compare;
   for (const kernels::KernelSpec& kernel : kernels::kernel_specs()) {
     const bool supports =
         args.dtype.empty() || std::find(kernel.dtypes.begin(), kernel.dtypes.end(), args.dtype) != kernel.dtypes.end();
@@ -179,6 +207,15 @@ Command parse_command_line(int argc, const char* const* argv) {
   dump_cmd->add_option("--sms", dump.sms,
                        "SMs of the GPU to show the launches for: plans sized by the device are made for it (default "
                        "132, an H200)");
+  dump_cmd->add_option("--svg", dump.svg,
+                       "with --stage layout: draw one tile's layout into this SVG file, a grid of its elements each "
+                       "naming the warp, lane and register that hold it, instead of printing the layouts");
+  dump_cmd->add_option("--value", dump.value,
+                       "with --svg: the tile to draw, a value of the IR as the layout stage prints it (%12; default: "
+                       "the first tile it lists)");
+  dump_cmd->add_option("--launch", dump.launch,
+                       "with --svg: which of the run's launches the value belongs to, counted from 0 in launch order "
+                       "(default 0)");
   dump_cmd->allow_extras();
 
   BenchArgs bench;
@@ -188,6 +225,12 @@ Command parse_command_line(int argc, const char* const* argv) {
   bench_cmd->add_option("--device", bench.device, device_help);
   bench_cmd->add_option("--dtype", bench.dtype, "element dtype (default: each kernel's first)");
   bench_cmd->add_flag("--json", bench.json, "print one JSON object per kernel");
+  bench_cmd->add_option("--svg", bench.svg,
+                        "also draw the timings into this SVG file: a bar chart with each fused kernel against its "
+                        "unfused sequence, times and ratios labelled");
+  bench_cmd->add_option("--compare", bench.compare,
+                        "with --svg: also chart this results file of bench/compare's GPU half (compare.py gpu --json "
+                        "FILE), kiln against Triton and torch on that GPU, below the suite's chart");
 
   app.add_subcommand("info", "show devices, toolchain and version");
 

@@ -46,12 +46,25 @@ struct DumpCommand {
   bool json = false;
   /// SMs of the GPU whose launches to show (132: an H200).
   int sms = 132;
+  /// With stage layout: draw one tile's layout into this SVG file instead of
+  /// printing the layouts (empty: print them).
+  std::string svg;
+  /// The launch (index in the run's order) and the value (%N; -1: the first
+  /// tile with a layout) whose layout `svg` draws.
+  int launch = 0;
+  int value = -1;
 };
 
 struct BenchCommand {
   /// The suite's kernels that support the dtype, each with its default options.
   std::vector<KernelRun> runs;
   bool json = false;
+  /// Also draw the timings as a bar chart into this SVG file (empty: none).
+  std::string svg;
+  /// A results file of bench/compare's GPU half to draw below them (empty: none).
+  std::string compare;
+  /// What the chart's title names: the suite and the device.
+  std::string suite;
 };
 
 using Command = std::variant<HelpCommand, ListCommand, InfoCommand, RunCommand, DumpCommand, BenchCommand>;

@@ -12,12 +12,16 @@
 #include <string_view>
 #include <thread>
 
+#include "bench_chart.hpp"
+#include "compare_chart.hpp"
 #include "kiln/kernels/registry.hpp"
 #include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
 #include "kiln/runtime/device.hpp"
 #include "kiln/runtime/emu_machine.hpp"
+#include "progress_line.hpp"
+#include "svg.hpp"
 
 namespace kiln::tool {
 
@@ -127,7 +131,10 @@ int execute(const RunCommand& command) {
   const kernels::RunOptions& options = command.run.options;
   const Device& device = options.device;
   const runtime::FootprintCounting counting(command.stats);
+  ProgressLine progress(!command.json);
+  progress.stage("run " + kernel.name);
   kernels::RunReport report = kernel.run(options);
+  progress.clear();
 
   if (command.json) {
     std::cout << report_json(kernel, options, report).dump() << "\n";
@@ -157,10 +164,23 @@ int execute(const BenchCommand& command) {
     options.bench = true;
     return kernel.run(options);
   };
-  for (const KernelRun& run : command.runs) {
+  // Read before the suite runs, so that a bad file stops it at once.
+  const std::optional<BenchChart> compared =
+      command.compare.empty() ? std::nullopt : std::optional(compare_chart(command.compare));
+  ProgressLine progress(!command.json);
+  BenchChart chart{
+      .title = fmt::format("kiln bench --suite {} on {}", command.suite, command.runs.front().options.device.name()),
+      .subtitle = "time per launch, every bar from this one run; ratios are to each kernel's first bar",
+      .series = {"kiln kernel", "its unfused sequence (the same result in several launches)"},
+      .groups = {}};
+  for (std::size_t i = 0; i < command.runs.size(); ++i) {
+    const KernelRun& run = command.runs[i];
     const kernels::KernelInfo& kernel = kernels::find_kernel(run.kernel);
     const kernels::RunOptions& options = run.options;
+    const std::string done = fmt::format("bench {}/{} kernels", i, command.runs.size());
+    progress.stage(fmt::format("{}: {}", done, kernel.name));
     const kernels::RunReport report = timed(kernel, options);
+    chart.groups.push_back({fmt::format("{} {}", kernel.name, options.dtype), {{0, kernel.name, *report.seconds}}});
     if (&run == &command.runs.front() && !command.json)
       fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", "kernel", "dtype", "time", "traffic", "fused vs unfused");
     nlohmann::json j = report_json(kernel, options, report);
@@ -168,7 +188,9 @@ int execute(const BenchCommand& command) {
     if (!kernel.unfused.empty()) {
       // The unfused sequence takes the fused kernel's dims and choices.
       const kernels::KernelInfo& unfused = kernels::find_kernel(kernel.unfused);
+      progress.stage(fmt::format("{}: {}", done, unfused.name));
       const kernels::RunReport unfused_report = timed(unfused, options);
+      chart.groups.back().bars.push_back({1, unfused.name, *unfused_report.seconds});
       const double speedup = *unfused_report.seconds / *report.seconds;
       j["unfused"] = report_json(unfused, options, unfused_report);
       j["speedup"] = speedup;
@@ -185,10 +207,17 @@ int execute(const BenchCommand& command) {
         j["traffic_ratio"] = nullptr;
       }
     }
+    progress.clear();
     if (command.json) std::cout << j.dump() << "\n";
     else
       fmt::print("{:<24} {:<10} {:>12} {:>12}  {}\n", kernel.name, options.dtype, human_seconds(*report.seconds),
                  traffic(report) > 0 ? human_megabytes(traffic(report)) : "-", comparison);
+  }
+  if (!command.svg.empty()) {
+    std::vector<BenchChart> charts = {chart};
+    if (compared) charts.push_back(*compared);
+    write_picture(command.svg, bench_chart_svg(charts));
+    if (!command.json) fmt::print("drew the timings of {} kernels into {}\n", chart.groups.size(), command.svg);
   }
   return 0;
 }

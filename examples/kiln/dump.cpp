@@ -1,8 +1,10 @@
 // `kiln dump`: the code a sample kernel's run launches, at any stage from the
-// traced IR to PTX, optionally as one JSON report with compile times.
+// traced IR to PTX, optionally as one JSON report with compile times, or one
+// tile's layout drawn as an SVG picture.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -13,8 +15,11 @@
 #include "kiln/dsl/launch_recorder.hpp"
 #include "kiln/ir/printer.hpp"
 #include "kiln/kernels/registry.hpp"
+#include "kiln/lowering/assign_layouts.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/compile_cache.hpp"
+#include "layout_picture.hpp"
+#include "svg.hpp"
 
 namespace kiln::tool {
 
@@ -122,11 +127,53 @@ nlohmann::json report(const kernels::KernelInfo& kernel, const DumpCommand& comm
   return j;
 }
 
+/// Draws the layout of the value command.value (or the first tile the
+/// layout stage lists) of launch command.launch into command.svg.
+void draw_layout(const kernels::KernelInfo& kernel, const DumpCommand& command, const Recorded& recorder) {
+  if (command.launch >= static_cast<int>(recorder.launches.size()))
+    throw std::invalid_argument(fmt::format("--launch {}: the run of {} makes {} launch{} (0 to {})", command.launch,
+                                            kernel.name, recorder.launches.size(),
+                                            recorder.launches.size() == 1 ? "" : "es", recorder.launches.size() - 1));
+  const LaunchRecorder::Launch& launch = recorder.launches[static_cast<std::size_t>(command.launch)];
+  const ir::Function& fn = launch.program->optimized();
+  const lowering::GpuTarget target = target_of(*launch.program, command.arch);
+  const lowering::LayoutMap layouts = lowering::assign_layouts(fn, lowering::analyze_axes(fn), target);
+  // The tiles in the layout stage's order: region arguments, then results.
+  std::vector<const ir::Value*> tiles;
+  ir::walk(fn.body, [&](ir::Operation& op) {
+    for (const auto& region : op.regions)
+      for (const ir::Value* argument : region->arguments)
+        if (layouts.find(*argument)) tiles.push_back(argument);
+    for (const ir::Value* result : op.results)
+      if (layouts.find(*result)) tiles.push_back(result);
+  });
+  if (tiles.empty()) throw std::invalid_argument("kernel " + fn.name + " has no tile to draw");
+  const ir::Value* chosen = tiles.front();
+  if (command.value >= 0) {
+    auto found = std::find_if(tiles.begin(), tiles.end(), [&](const ir::Value* v) { return v->id == command.value; });
+    if (found == tiles.end())
+      throw std::invalid_argument(
+          fmt::format("--value %{}: kernel {} has no tile %{} (its first tile is %{}; see "
+                      "kiln dump {} --stage layout)",
+                      command.value, fn.name, command.value, tiles.front()->id, kernel.name));
+    chosen = *found;
+  }
+  const std::string title = fmt::format("%{} : {} in {}, {} warp{}, {}", chosen->id, ir::to_string(chosen->type),
+                                        fn.name, target.num_warps, target.num_warps == 1 ? "" : "s", command.arch);
+  write_picture(command.svg, layout_svg(layouts.at(*chosen), title));
+  fmt::print("drew the layout of %{} ({}) in {} into {}\n", chosen->id, ir::to_string(chosen->type), fn.name,
+             command.svg);
+}
+
 }  // namespace
 
 int execute(const DumpCommand& command) {
   const kernels::KernelInfo& kernel = kernels::find_kernel(command.run.kernel);
   const Recorded recorder = record_launches(kernel, command.run.options);
+  if (!command.svg.empty()) {
+    draw_layout(kernel, command, recorder);
+    return 0;
+  }
   if (command.json) {
     std::cout << report(kernel, command, recorder).dump() << "\n";
     return 0;

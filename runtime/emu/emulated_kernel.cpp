@@ -20,6 +20,7 @@
 #include "floating_point_mode.hpp"
 #include "jit.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/runtime/launch_progress.hpp"
 #include "retarget_module.hpp"
 
 namespace kiln::runtime::emu {
@@ -56,6 +57,7 @@ class EmulatedKernel final : public CompiledKernel {
     std::string first_fault;
     std::exception_ptr first_error;
     LaunchStats stats;
+    LaunchProgressCounter progress(description_.name, total);
     auto work = [&] {
       const FloatingPointMode mode;
       try {
@@ -71,6 +73,7 @@ class EmulatedKernel final : public CompiledKernel {
             if (first_fault.empty() && !first_error) first_fault = scheduler.fault_message();
             break;
           }
+          progress.add(1);
         }
         std::lock_guard lock(mutex);
         stats += scheduler.stats();

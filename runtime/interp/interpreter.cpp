@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../src/footprint_counter.hpp"
+#include "kiln/runtime/launch_progress.hpp"
 #include "program.hpp"
 
 namespace kiln::runtime {
@@ -118,6 +119,7 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
   std::atomic<bool> stop{false};
   std::mutex mutex;
   std::exception_ptr first_fault;
+  LaunchProgressCounter progress(program.name, total);
 
   auto work = [&] {
     LaunchStats local;
@@ -141,6 +143,7 @@ LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument>
           ex.rings.clear();
           interp::run_code(program.body.code, ex);
         }
+        progress.add(end - begin);
       }
       local = ex.stats;
       plan_->frames.give_back(std::move(frame));

@@ -141,3 +141,30 @@ kiln_cli_test(run_fake_gpu 0 "^vector_add n=1000 f32 on cuda\n  bench: 250\\.0 u
   run vector_add --n 1000 --device cuda --bench --stats)
 set_tests_properties(cli.info_fake_gpu cli.run_fake_gpu PROPERTIES ENVIRONMENT
   "KILN_LIBCUDA=$<TARGET_FILE:kiln_fake_libcuda>;KILN_PTXAS=none;KILN_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/fake-gpu-cache")
+# Pictures and the progress line (tests/cli/pictures.py, progress.py): the SVG files and their PNG renderings
+# land in build/tests/cli-pictures, to look at.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+foreach(picture bench layout)
+  add_test(NAME cli.svg_${picture}
+    COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/pictures.py ${picture} $<TARGET_FILE:kiln_tool>
+            ${CMAKE_CURRENT_BINARY_DIR}/cli-pictures)
+  set_tests_properties(cli.svg_${picture} PROPERTIES LABELS cli)
+endforeach()
+add_test(NAME cli.progress_line COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/progress.py $<TARGET_FILE:kiln_tool>)
+set_tests_properties(cli.progress_line PROPERTIES LABELS cli)
+kiln_cli_test(dump_svg_needs_layout 2 "^kiln: --svg draws a tile of the layout stage; got --stage opt\n$"
+  dump softmax --stage opt --svg picture.svg)
+kiln_cli_test(dump_value_needs_svg 2 "^kiln: --value chooses the tile --svg draws; add --svg FILE\n$"
+  dump softmax --stage layout --value %4)
+kiln_cli_test(dump_bad_value 2 "^kiln: --value needs a value of the IR such as %12, got 'x4'\n$"
+  dump softmax --stage layout --value x4 --svg picture.svg)
+kiln_cli_test(dump_unknown_value 2 "^kiln: --value %9999: kernel softmax has no tile %9999 \\(its first tile is %[0-9]+; see kiln dump softmax --stage layout\\)\n$"
+  dump softmax --stage layout --value %9999 --svg picture.svg)
+kiln_cli_test(dump_bad_launch 2 "^kiln: --launch 2: the run of layer_norm_backward makes 2 launches \\(0 to 1\\)\n$"
+  dump layer_norm_backward --stage layout --launch 2 --svg picture.svg)
+kiln_cli_test(bench_svg_unwritable 1 "^kernel .*\nkiln: cannot write the picture to /nonexistent/chart.svg: No such file or directory\n$"
+  bench --suite fusion --svg /nonexistent/chart.svg)
+kiln_cli_test(bench_compare_needs_svg 2 "^kiln: --compare adds a chart to the picture --svg draws; add --svg FILE\n$"
+  bench --suite fusion --compare results.json)
+kiln_cli_test(bench_compare_missing_file 1 "^kiln: --compare /nonexistent/results.json: cannot open the file\n$"
+  bench --suite fusion --svg chart.svg --compare /nonexistent/results.json)
