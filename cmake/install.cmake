@@ -11,7 +11,7 @@ foreach(component ir dsl lowering runtime stdlib kernels)
           FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def")
 endforeach()
 
-install(TARGETS kiln_ir kiln_lowering kiln_runtime kiln_dsl kiln_stdlib kiln kiln_kernels kiln_tool
+install(TARGETS kiln_ir kiln_lowering kiln_runtime_core kiln_runtime kiln_dsl kiln_stdlib kiln kiln_kernels kiln_tool
         EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
