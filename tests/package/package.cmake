@@ -1,7 +1,8 @@
 # The package test: install this build into a prefix inside the build tree,
 # run the installed kiln tool, configure and build tests/package/consumer (an
-# outside project using find_package(kiln), kiln::kiln and kiln::kernels)
-# against that prefix, and run it.
+# outside project using find_package(kiln), kiln::kiln and kiln::kernels, and
+# kiln_add_kernels for consumer_aot) against that prefix, run both programs
+# (consumer_aot on emu), and check that consumer_aot links no LLVM.
 #
 # Included from tests/CMakeLists.txt it registers the test; run with
 # `cmake -P` it is the test's driver.
@@ -15,6 +16,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
                    -DKILN_CONFIG=$<CONFIG>
                    "-DKILN_GENERATOR=${CMAKE_GENERATOR}"
                    -DKILN_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+                   -DKILN_NO_LLVM_SCRIPT=${PROJECT_SOURCE_DIR}/tests/aot/no_llvm.cmake
                    "-DKILN_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}"
                    -P ${CMAKE_CURRENT_LIST_FILE})
   set_tests_properties(package.consumer PROPERTIES LABELS package TIMEOUT 600)
@@ -76,3 +78,13 @@ endif()
 package_step("running the consumer" ${consumer})
 string(STRIP "${step_output}" step_output)
 message(STATUS "${step_output}")
+
+set(consumer_aot ${consumer_build}/consumer_aot)
+if(NOT EXISTS ${consumer_aot})
+  set(consumer_aot ${consumer_build}/${KILN_CONFIG}/consumer_aot)
+endif()
+package_step("running the ahead-of-time consumer on emu" ${consumer_aot} emu)
+string(STRIP "${step_output}" step_output)
+message(STATUS "${step_output}")
+package_step("checking that consumer_aot links no LLVM"
+             ${CMAKE_COMMAND} -DKILN_BINARY=${consumer_aot} -DKILN_LAUNCHER=kiln_kernels::saxpy -P ${KILN_NO_LLVM_SCRIPT})
