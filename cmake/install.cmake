@@ -11,7 +11,7 @@ foreach(component ir dsl lowering runtime stdlib kernels aot)
           FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def")
 endforeach()
 
-install(TARGETS kiln_ir kiln_lowering kiln_runtime_core kiln_runtime kiln_dsl kiln_stdlib kiln kiln_kernels kiln_tool kiln_aot_generator
+install(TARGETS kiln_ir kiln_lowering kiln_runtime_core kiln_runtime kiln_dsl kiln_stdlib kiln kiln_kernels kiln_tool kiln_aot kiln_aot_generator
         EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -72,8 +72,7 @@ std::string facts_comment(const ir::Function& fn) {
   for (std::size_t i = 0; i < fn.argument_facts.size(); ++i) {
     const ir::ArgumentFacts& facts = fn.argument_facts[i];
     if (facts.trivial()) continue;
-    const std::string name = i < fn.argument_names.size() ? fn.argument_names[i] : std::to_string(i);
-    out += (out.empty() ? "" : ", ") + name +
+    out += (out.empty() ? "" : ", ") + std::string("argument ") + std::to_string(i) +
            (facts.equal_to_1                        ? " equal to 1"
             : fn.body.arguments[i]->type.is_pointer ? " aligned to 16 bytes"
                                                     : " a multiple of 16");

@@ -33,10 +33,11 @@ void check_facts(const ir::Function& fn, std::span<const runtime::KernelArgument
     const ir::ArgumentFacts& facts = fn.argument_facts[i];
     if (facts.trivial()) continue;
     const ir::Type& type = fn.body.arguments[i]->type;
-    const std::string name = i < fn.argument_names.size() ? fn.argument_names[i] : "%" + std::to_string(i);
+    const bool named = i < fn.argument_names.size() && !fn.argument_names[i].empty();
+    const std::string name = "argument " + std::to_string(i) + (named ? " (" + fn.argument_names[i] + ")" : "");
     if (type.is_pointer) {
       if (args[i].bits % static_cast<std::uint64_t>(facts.divisibility) != 0)
-        throw std::invalid_argument("kernel " + fn.name + ": argument '" + name + "' points to address " +
+        throw std::invalid_argument("kernel " + fn.name + ": " + name + " points to address " +
                                     std::to_string(args[i].bits) + ", not aligned to " +
                                     std::to_string(facts.divisibility) +
                                     " bytes as its ahead-of-time specialisation assumes");
@@ -44,10 +45,10 @@ void check_facts(const ir::Function& fn, std::span<const runtime::KernelArgument
     }
     const std::int64_t value = integer_value(type, args[i]);
     if (facts.equal_to_1 && value != 1)
-      throw std::invalid_argument("kernel " + fn.name + ": argument '" + name + "' is " + std::to_string(value) +
+      throw std::invalid_argument("kernel " + fn.name + ": " + name + " is " + std::to_string(value) +
                                   ", not 1 as its ahead-of-time specialisation assumes");
     if (value % facts.divisibility != 0)
-      throw std::invalid_argument("kernel " + fn.name + ": argument '" + name + "' is " + std::to_string(value) +
+      throw std::invalid_argument("kernel " + fn.name + ": " + name + " is " + std::to_string(value) +
                                   ", not a multiple of " + std::to_string(facts.divisibility) +
                                   " as its ahead-of-time specialisation assumes");
   }

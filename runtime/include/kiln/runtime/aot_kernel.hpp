@@ -57,16 +57,16 @@ struct GpuImage {
 
 /// Everything the generator embeds for one kernel.
 struct EmbeddedKernel {
-  const char* name;     // as registered (kiln::aot::KernelList::add)
-  const char* ir_text;  // the specialised tile IR, for the cpu device
-  int num_warps;
-  const char* gpu_entry;  // the PTX entry of every GPU image
-  int gpu_shared_bytes;   // dynamic shared memory per block on the GPU
-  std::span<const GpuImage> gpu_images;
-  void (*emu_entry)(const std::uint64_t* arguments);  // the emu's code, compiled for emu_machine()
-  std::span<const EmuAccessSite> emu_access_sites;
-  std::span<const char* const> emu_barrier_places;
-  std::size_t emu_shared_bytes;
+  const char* name = nullptr;     // as registered (kiln::aot::KernelList::add)
+  const char* ir_text = nullptr;  // the specialised tile IR, for the cpu device
+  int num_warps = 4;
+  const char* gpu_entry = nullptr;  // the PTX entry of every GPU image
+  int gpu_shared_bytes = 0;         // dynamic shared memory per block on the GPU
+  std::span<const GpuImage> gpu_images = {};
+  void (*emu_entry)(const std::uint64_t* arguments) = nullptr;  // the emu's code, compiled for emu_machine()
+  std::span<const EmuAccessSite> emu_access_sites = {};
+  std::span<const char* const> emu_barrier_places = {};
+  std::size_t emu_shared_bytes = 0;
 };
 
 /// An embedded kernel ready to launch: its IR parsed on first use, its code
