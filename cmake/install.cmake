@@ -6,14 +6,14 @@ include(CMakePackageConfigHelpers)
 
 set(KILN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 
-foreach(component ir dsl lowering runtime stdlib kernels)
+foreach(component ir dsl lowering runtime stdlib kernels aot)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${component}/include/
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def")
 endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/capi/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 
-install(TARGETS kiln_ir kiln_lowering kiln_runtime kiln_dsl kiln_stdlib kiln kiln_kernels kiln_c kiln_tool
+install(TARGETS kiln_ir kiln_lowering kiln_runtime_core kiln_runtime kiln_dsl kiln_stdlib kiln kiln_kernels kiln_c kiln_tool kiln_aot kiln_aot_generator
         EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -34,4 +34,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION}
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/kilnConfig.cmake ${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/kiln_add_kernels.cmake
         DESTINATION ${KILN_INSTALL_CMAKEDIR})

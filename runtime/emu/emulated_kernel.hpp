@@ -10,6 +10,10 @@
 
 namespace kiln::runtime::emu {
 
+/// The architecture the emu takes the code generator's output for: sm_80
+/// (mma.sync and cp.async, no sm_90a-only instructions without hooks).
+inline constexpr const char* kEmulatedArch = "sm_80";
+
 /// The GPU code generator's LLVM module for `program` (sm_80, the program's
 /// num_warps), compiled for `machine` (the emu's fixed one unless a test
 /// compares machines): each launch runs every program (CTA) as num_warps * 32

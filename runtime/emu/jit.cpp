@@ -71,6 +71,12 @@ HostTarget host_target() {
   return {builder.getTargetTriple().str(), checked(builder.getDefaultDataLayoutForTarget(), "the host data layout")};
 }
 
+std::unique_ptr<llvm::TargetMachine> object_target_machine(const EmuMachine& machine) {
+  llvm::orc::JITTargetMachineBuilder builder = machine_builder(machine);
+  builder.setRelocationModel(llvm::Reloc::PIC_);
+  return checked(builder.createTargetMachine(), "creating the target machine");
+}
+
 JitCode::JitCode(std::unique_ptr<llvm::LLVMContext> context, std::unique_ptr<llvm::Module> module,
                  const EmuMachine& machine) {
   jit_ = checked(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(machine_builder(machine)).create(),

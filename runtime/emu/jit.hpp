@@ -13,6 +13,7 @@
 namespace llvm {
 class LLVMContext;
 class Module;
+class TargetMachine;
 namespace orc {
 class LLJIT;
 }
@@ -26,6 +27,12 @@ struct HostTarget {
   llvm::DataLayout layout;
 };
 HostTarget host_target();
+
+/// The target machine the JIT compiles with for `machine`, the same CPU,
+/// features, optimisation level and floating-point options, emitting
+/// position-independent code: ahead-of-time builds (emu_object.cpp) compile
+/// the same bits the JIT would.
+std::unique_ptr<llvm::TargetMachine> object_target_machine(const EmuMachine& machine);
 
 /// A retargeted module compiled to machine code in this process; the code
 /// lives as long as this object.

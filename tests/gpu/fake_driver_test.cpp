@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "aot_app_kernels.hpp"
 #include "kiln/ir/printer.hpp"
 #include "kiln/kernels/registry.hpp"
 #include "kiln/kiln.hpp"
@@ -300,6 +303,26 @@ TEST_F(FakeGpu, BenchmarksFlushTheCachesBeforeEveryTimedLaunch) {
     }
   EXPECT_GE(timed, 3);
   EXPECT_EQ(launches_and_flushes.back().starts_with("launch "), true);
+}
+
+// A kernel compiled ahead of time (tests/aot) loads the image the build
+// embedded for the GPU: the cubin for sm_90a when ptxas was there (as it is
+// where it runs now), else the newest PTX, and launches with its num_warps.
+TEST_F(FakeGpu, AnAheadOfTimeKernelLoadsItsEmbeddedImage) {
+  auto x = kl::Buffer<float>::from(std::vector<float>(1024, 1.0f), kl::Device::cuda());
+  kl::Buffer<float> out(1024, kl::Device::cuda());
+  const std::size_t first = events().size();
+  kiln_kernels::scale_bias::launch({4}, x, out, 2.0f, 1.0f, 1024);
+  const std::vector<std::string> recorded = events_since(first);
+  ASSERT_EQ(recorded.size(), 2u) << ::testing::PrintToString(recorded);
+  const bool cubin = kl::cuda::find_ptxas().has_value();
+  EXPECT_EQ(recorded[0], cubin ? "load cubin" : "load ptx");
+  // The fake driver lists the parameters of a PTX image only (it reads their sizes from the PTX).
+  const std::string parameters = " " + std::to_string(x.range("x").begin) + ":8 " +
+                                 std::to_string(out.range("out").begin) + ":8 " +
+                                 std::to_string(std::bit_cast<std::uint32_t>(2.0f)) + ":4 " +
+                                 std::to_string(std::bit_cast<std::uint32_t>(1.0f)) + ":4 1024:4";
+  EXPECT_EQ(recorded[1], "launch scale_bias grid 4x1x1 block 128 shared 0 params" + (cubin ? "" : parameters));
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 # The package test: install this build into a prefix inside the build tree,
 # run the installed kiln tool, configure and build tests/package/consumer (an
 # outside project using find_package(kiln), kiln::kiln and kiln::kernels, and
-# a C program using kiln::c) against that prefix, and run both.
+# a C program using kiln::c, and kiln_add_kernels for consumer_aot) against that
+# prefix, run the programs (consumer_aot on emu), and check that consumer_aot
+# links no LLVM.
 #
 # Included from tests/CMakeLists.txt it registers the test; run with
 # `cmake -P` it is the test's driver.
@@ -15,6 +17,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
                    -DKILN_CONFIG=$<CONFIG>
                    "-DKILN_GENERATOR=${CMAKE_GENERATOR}"
                    -DKILN_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+                   -DKILN_NO_LLVM_SCRIPT=${PROJECT_SOURCE_DIR}/tests/aot/no_llvm.cmake
                    "-DKILN_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}"
                    -P ${CMAKE_CURRENT_LIST_FILE})
   set_tests_properties(package.consumer PROPERTIES LABELS package TIMEOUT 600)
@@ -86,3 +89,12 @@ if(NOT step_output MATCHES "c_consumer: vector_add of 1000 floats through the C 
   message(FATAL_ERROR "package: the C consumer printed:\n${step_output}")
 endif()
 message(STATUS "${step_output}")
+set(consumer_aot ${consumer_build}/consumer_aot)
+if(NOT EXISTS ${consumer_aot})
+  set(consumer_aot ${consumer_build}/${KILN_CONFIG}/consumer_aot)
+endif()
+package_step("running the ahead-of-time consumer on emu" ${consumer_aot} emu)
+string(STRIP "${step_output}" step_output)
+message(STATUS "${step_output}")
+package_step("checking that consumer_aot links no LLVM"
+             ${CMAKE_COMMAND} -DKILN_BINARY=${consumer_aot} -DKILN_LAUNCHER=kiln_kernels::saxpy -P ${KILN_NO_LLVM_SCRIPT})

@@ -1,4 +1,4 @@
-// The `cuda` device: compiling a program for the GPU, loading it, launching it.
+// The `cuda` device: compiling a program for the GPU (loaded_kernel.cpp loads and launches it).
 #include "cuda_kernel.hpp"
 
 #include <optional>
@@ -11,10 +11,8 @@
 #include "kiln/ir/printer.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/compile_cache.hpp"
-#include "kiln/runtime/cuda/driver_abi.hpp"
-#include "kiln/runtime/cuda/entry_points.hpp"
-#include "kiln/runtime/cuda/launch_timer.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
+#include "loaded_kernel.hpp"
 
 namespace kiln::cuda {
 
@@ -60,94 +58,40 @@ struct CachedKernel {
   }
 };
 
-std::string grid_text(runtime::Grid grid) {
-  return "(" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " + std::to_string(grid[2]) + ")";
+/// Compiles `program` for GPU `device` through the compile cache: the image
+/// and what launching it needs.
+KernelImage compile_image(const runtime::Program& program, const Device& device) {
+  const GpuContext& gpu = current_context(device.ordinal());
+  const lowering::GpuTarget target{
+      .arch = ptx_arch(gpu.info), .num_warps = program.options().num_warps, .arguments_do_not_overlap = false};
+  const std::optional<std::filesystem::path> ptxas = find_ptxas();
+  const std::string image_arch = ptxas ? cubin_arch(gpu.info) : target.arch;
+  runtime::CacheKey key;
+  key.ir = ir::print(program.optimized(), {.locations = true});
+  key.options = "num_warps=" + std::to_string(target.num_warps) +
+                " arguments_do_not_overlap=" + std::to_string(target.arguments_do_not_overlap);
+  key.target =
+      ptxas ? "cubin " + image_arch + " ptx " + target.arch + " ptxas " + ptxas->string() : "ptx " + target.arch;
+  const CachedKernel cached = CachedKernel::decode(gpu_code_cache().get_or_compile(key, [&] {
+    const lowering::GpuKernel compiled =
+        lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
+    const std::string image =
+        ptxas ? assemble_cubin(*ptxas, compiled.ptx, image_arch, program.display_name()) : compiled.ptx;
+    return CachedKernel{compiled.name, compiled.shared_bytes, image}.encode();
+  }));
+  return KernelImage{.display_name = program.display_name(),
+                     .parameter_count = program.optimized().body.arguments.size(),
+                     .threads_per_block = static_cast<unsigned>(program.options().num_warps) * 32,
+                     .entry_name = cached.entry_name,
+                     .shared_bytes = cached.shared_bytes,
+                     .image = cached.image,
+                     .image_description = (ptxas ? "cubin for " : "PTX for ") + image_arch};
 }
-
-/// A program loaded into one GPU's context.
-class CudaKernel final : public runtime::CompiledKernel {
- public:
-  CudaKernel(const runtime::Program& program, const Device& device)
-      : display_name_(program.display_name()),
-        parameter_count_(program.optimized().body.arguments.size()),
-        threads_per_block_(static_cast<unsigned>(program.options().num_warps) * 32) {
-    const GpuContext& gpu = current_context(device.ordinal());
-    const lowering::GpuTarget target{
-        .arch = ptx_arch(gpu.info), .num_warps = program.options().num_warps, .arguments_do_not_overlap = false};
-    const std::optional<std::filesystem::path> ptxas = find_ptxas();
-    const std::string image_arch = ptxas ? cubin_arch(gpu.info) : target.arch;
-    runtime::CacheKey key;
-    key.ir = ir::print(program.optimized(), {.locations = true});
-    key.options = "num_warps=" + std::to_string(target.num_warps) +
-                  " arguments_do_not_overlap=" + std::to_string(target.arguments_do_not_overlap);
-    key.target =
-        ptxas ? "cubin " + image_arch + " ptx " + target.arch + " ptxas " + ptxas->string() : "ptx " + target.arch;
-    const CachedKernel cached = CachedKernel::decode(gpu_code_cache().get_or_compile(key, [&] {
-      const lowering::GpuKernel compiled =
-          lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
-      const std::string image = ptxas ? assemble_cubin(*ptxas, compiled.ptx, image_arch, display_name_) : compiled.ptx;
-      return CachedKernel{compiled.name, compiled.shared_bytes, image}.encode();
-    }));
-    entry_name_ = cached.entry_name;
-    shared_bytes_ = static_cast<unsigned>(cached.shared_bytes);
-    if (shared_bytes_ > abi::default_dynamic_shared_limit_bytes &&
-        cached.shared_bytes > gpu.info.max_shared_bytes_per_block_optin)
-      throw std::runtime_error("cuda: kernel " + display_name_ + " needs " + std::to_string(cached.shared_bytes) +
-                               " bytes of shared memory per block, more than the " +
-                               std::to_string(gpu.info.max_shared_bytes_per_block_optin) + " bytes " + device.name() +
-                               " (" + gpu.info.name + ") allows one block");
-    module_.emplace(Driver::instance(), cached.image,
-                    display_name_ + (ptxas ? " (cubin for " : " (PTX for ") + image_arch + ")");
-    kernel_.emplace(module_->kernel(entry_name_));
-    kernel_->allow_dynamic_shared_memory(shared_bytes_);
-  }
-
-  runtime::LaunchStats launch(const Device& device, runtime::Grid grid,
-                              std::span<const runtime::KernelArgument> args) const override {
-    if (args.size() != parameter_count_)
-      throw std::invalid_argument("launch " + display_name_ + " on " + device.name() + ": " +
-                                  std::to_string(args.size()) + " arguments for " + std::to_string(parameter_count_) +
-                                  " parameters");
-    const GpuContext& gpu = current_context(device.ordinal());
-    const Driver& driver = Driver::instance();
-    // Each parameter's value is the argument's bits: zero-extended and
-    // little-endian, so its first 1, 2, 4 or 8 bytes are the scalar of that
-    // size, and a pointer's are its GPU address.
-    std::vector<void*> parameters;
-    parameters.reserve(args.size());
-    for (const runtime::KernelArgument& argument : args)
-      parameters.push_back(const_cast<std::uint64_t*>(&argument.bits));
-    LaunchTimer* timer = LaunchTimer::active();
-    std::optional<Event> start, stop;
-    if (timer) {
-      start.emplace(driver);
-      stop.emplace(driver);
-      start->record(gpu.stream);
-    }
-    const Dim3 blocks{static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2])};
-    kernel_->launch(blocks, Dim3{threads_per_block_}, shared_bytes_, gpu.stream, parameters.data());
-    if (timer) stop->record(gpu.stream);
-    driver.check(driver.entry_points().stream_synchronize(gpu.stream.handle()), "cuStreamSynchronize",
-                 "running kernel `" + display_name_ + "` on " + device.name() + ", grid " + grid_text(grid));
-    if (timer) timer->add_launch(elapsed_milliseconds(driver, *start, *stop) / 1e3);
-    // A GPU does not count the bytes its loads and stores move.
-    return {};
-  }
-
- private:
-  std::string display_name_;
-  std::size_t parameter_count_;
-  unsigned threads_per_block_;
-  std::string entry_name_;
-  unsigned shared_bytes_ = 0;  // dynamic shared memory per block
-  std::optional<Module> module_;
-  mutable std::optional<Kernel> kernel_;  // launching changes only its shared-memory allowance, under a lock
-};
 
 }  // namespace
 
 std::unique_ptr<runtime::CompiledKernel> compile_for_cuda(const runtime::Program& program, const Device& device) {
-  return std::make_unique<CudaKernel>(program, device);
+  return std::make_unique<LoadedKernel>(compile_image(program, device), device);
 }
 
 }  // namespace kiln::cuda
