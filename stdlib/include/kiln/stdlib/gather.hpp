@@ -82,7 +82,6 @@ auto arange_along(const std::source_location& loc) {
 
 }  // namespace detail
 
-// [book:gather]
 /// out[…, i, …] = src[…, index[…, i, …], …] along axis A, as Triton's gather:
 /// index has src's rank and dims except along A. The elements come through bit
 /// for bit (NaN payloads and signed zeros included); an index outside
@@ -108,7 +107,6 @@ auto gather(const Src& src, const Index& index, axis_t<A>, std::source_location 
   auto bits = reduce(picked, axis<A + 1>, [](auto x, auto y) { return x | y; }, loc);
   return detail::from_bits<element_t<Src>>(bits, loc);
 }
-// [/book:gather]
 
 /// histogram: a 1-D tile of integers.
 template <class S, class E>

@@ -116,7 +116,6 @@ Tile<E, N> reverse_runs(const Tile<E, N>& x, const std::source_location& loc) {
 
 }  // namespace detail
 
-// [book:flip]
 /// Reverses x along axis A (default: the last axis), as Triton's flip: element
 /// i of the axis moves to n - 1 - i. log2(n) swaps of halves with split/join.
 template <int A, Value X>
@@ -134,14 +133,12 @@ plain_t<X> flip(const X& x, axis_t<A>, std::source_location loc = std::source_lo
     return detail::axis_from_last<A>(back, loc);
   }
 }
-// [/book:flip]
 template <Value X>
 plain_t<X> flip(const X& x, std::source_location loc = std::source_location::current()) {
   static_assert(shape_t<X>::rank >= 1, "kiln: flip needs a tile, not a scalar");
   return flip(x, axis<static_cast<int>(shape_t<X>::rank) - 1>, loc);
 }
 
-// [book:cat]
 /// The exact concatenation of a and b along axis A (default 0): the result's
 /// axis A is twice as long, a's elements first. Unlike Triton's cat, which may
 /// reorder elements, the order is always kept.
@@ -160,7 +157,6 @@ auto cat(const X& a, const Y& b, axis_t<A>, std::source_location loc = std::sour
     return reshape<(I == static_cast<std::size_t>(A) ? 2 * dim_v<S, I> : dim_v<S, I>)...>(moved, loc);
   }(std::make_index_sequence<rank>{});
 }
-// [/book:cat]
 template <Value X, Value Y>
 auto cat(const X& a, const Y& b, std::source_location loc = std::source_location::current()) {
   return cat(a, b, axis<0>, loc);
