@@ -154,7 +154,8 @@ auto min(const X& x, std::source_location loc = std::source_location::current())
 }
 
 namespace detail {
-// Index of the first extreme element along A: reduces (value, index) pairs.
+// The extreme element along A and the index of its first occurrence: reduces
+// (value, index) pairs.
 template <bool Max, Numeric X, int A>
 auto arg_extreme(const X& x, const std::source_location& loc) {
   using S = shape_t<X>;
@@ -178,18 +179,33 @@ auto arg_extreme(const X& x, const std::source_location& loc) {
       },
       loc);
   // [/book:argmax]
-  return index;
+  return std::pair(extreme, index);
 }
 }  // namespace detail
 
 /// Index (i32) of the maximum along axis A; the first one on ties.
 template <Numeric X, int A>
 auto argmax(const X& x, axis_t<A>, std::source_location loc = std::source_location::current()) {
-  return detail::arg_extreme<true, X, A>(x, loc);
+  return detail::arg_extreme<true, X, A>(x, loc).second;
 }
 /// Index (i32) of the minimum along axis A; the first one on ties.
 template <Numeric X, int A>
 auto argmin(const X& x, axis_t<A>, std::source_location loc = std::source_location::current()) {
+  return detail::arg_extreme<false, X, A>(x, loc).second;
+}
+
+/// The maximum along axis A and its index (i32, the first one on ties), from
+/// one reduction, as Triton's max(x, axis, return_indices=True): the value is
+/// max's except with NaNs, which, as in argmax, do not win a comparison, so
+/// where they land depends on the reduction order.
+template <Numeric X, int A>
+auto max_with_index(const X& x, axis_t<A>, std::source_location loc = std::source_location::current()) {
+  return detail::arg_extreme<true, X, A>(x, loc);
+}
+/// The minimum along axis A and its index (i32, the first one on ties), from
+/// one reduction; NaNs as in max_with_index.
+template <Numeric X, int A>
+auto min_with_index(const X& x, axis_t<A>, std::source_location loc = std::source_location::current()) {
   return detail::arg_extreme<false, X, A>(x, loc);
 }
 
