@@ -67,7 +67,8 @@ struct KernelCodegen {
   llvm::GlobalVariable* shared_memory = nullptr;
   std::uint64_t shared_bytes = 0;
   /// The rings (plan_shared_rings) take [0, ring_bytes) of shared memory for
-  /// the whole kernel; op scratch comes after them.
+  /// the whole kernel (rings never live at once share bytes); op scratch
+  /// comes after them.
   std::unordered_map<const ir::Value*, SharedRing> rings;
   std::uint64_t ring_bytes = 0;
   /// Each local_load result's slot.
@@ -138,7 +139,8 @@ class SharedScratch {
 /// The kernel's dynamic shared-memory array (kSharedMemoryArray), created on first use.
 llvm::GlobalVariable* shared_memory_array(KernelCodegen& cg);
 
-/// Places every local_alloc's ring at the start of shared memory, each slot
+/// Places every local_alloc's ring at the start of shared memory (rings that
+/// are never live at once at the same bytes: ring_lifetimes.hpp), each slot
 /// in a shared layout chosen for its copies and readers: swizzled against
 /// bank conflicts for the 16-byte copies and the ldmatrix reads when every
 /// reader is a tensor-core dot taking it as one operand, else row-major (the

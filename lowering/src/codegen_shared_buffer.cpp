@@ -1,7 +1,8 @@
 // LLVM code generation for the shared rings of pipelined loops (OPS.md,
 // "Shared buffers"): every local_alloc's ring is placed once, at the start
 // of the kernel's shared memory before any op's scratch, since a ring lives
-// across the loop while ops come and go (plan_shared_rings);
+// across the loop while ops come and go; rings that are never live at once
+// share bytes (plan_shared_rings, ring_lifetimes.hpp);
 // async_commit and async_wait are cp.async.commit_group and wait_group; a
 // local_load whose every user is a dot reading it as a or b costs nothing
 // here (the dot reads its fragments from the slot, with ldmatrix where the
@@ -13,6 +14,7 @@
 
 #include "codegen.hpp"
 #include "kiln/lowering/dot_layout.hpp"
+#include "kiln/lowering/ring_lifetimes.hpp"
 #include "kiln/lowering/shared_layout.hpp"
 
 namespace kiln::lowering {
@@ -80,33 +82,39 @@ llvm::Value* ring_slot_offset(KernelCodegen& cg, const SharedRing& ring, const i
 }
 
 void plan_shared_rings(KernelCodegen& cg) {
-  std::uint64_t end = 0;
   ir::walk(cg.fn.body, [&](ir::Operation& op) {
     if (op.code != ir::OpCode::local_alloc) return;
     const ir::Value& ring = *op.result();
     const ir::Type slot_type =
         ir::Type::tile(ring.type.dtype, ir::Shape(ring.type.shape.begin() + 1, ring.type.shape.end()));
-    SharedRing placed;
-    placed.memory_type = cg.memory_type(slot_type.element(), op);
-    const int element_bytes = static_cast<int>(cg.module.getDataLayout().getTypeAllocSize(placed.memory_type));
+    SharedRing planned;
+    planned.memory_type = cg.memory_type(slot_type.element(), op);
+    const int element_bytes = static_cast<int>(cg.module.getDataLayout().getTypeAllocSize(planned.memory_type));
     const LinearLayout* writer = copy_layout(cg, ring);
     std::optional<LinearLayout> reader = common_fragment_layout(cg, ring);
     if (writer && reader && slot_type.shape.size() == 2) {
-      placed.layout = choose_shared_layout(*writer, *reader, element_bytes);
+      planned.layout = choose_shared_layout(*writer, *reader, element_bytes);
     } else {
       std::vector<LinearLayout::OutDim> dims;
       for (std::size_t d = 0; d < slot_type.shape.size(); ++d)
         dims.push_back({"dim" + std::to_string(d), std::countr_zero(static_cast<std::uint64_t>(slot_type.shape[d]))});
-      placed.layout = row_major_shared_layout(dims);
+      planned.layout = row_major_shared_layout(dims);
     }
     const auto tile_bytes = static_cast<std::uint64_t>(slot_type.numel() * element_bytes);
-    placed.slot_bytes = (tile_bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
-    placed.base = cg.builder.CreateConstInBoundsGEP1_64(cg.builder.getInt8Ty(), shared_memory_array(cg), end);
-    end += placed.slot_bytes * static_cast<std::uint64_t>(ring.type.shape[0]);
-    cg.rings.emplace(&ring, std::move(placed));
+    planned.slot_bytes = (tile_bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
+    cg.rings.emplace(&ring, std::move(planned));
   });
-  cg.ring_bytes = end;
-  cg.shared_bytes = std::max(cg.shared_bytes, end);
+  const RingPlacement placement = place_rings(
+      cg.fn,
+      [&](const ir::Value& ring) {
+        return cg.rings.at(&ring).slot_bytes * static_cast<std::uint64_t>(ring.type.shape[0]);
+      },
+      kSlotAlignment);
+  for (auto& [ring, planned] : cg.rings)
+    planned.base = cg.builder.CreateConstInBoundsGEP1_64(cg.builder.getInt8Ty(), shared_memory_array(cg),
+                                                         placement.offsets.at(ring));
+  cg.ring_bytes = placement.bytes;
+  cg.shared_bytes = std::max(cg.shared_bytes, placement.bytes);
 }
 
 void emit_shared_buffer_op(KernelCodegen& cg, const ir::Operation& op) {

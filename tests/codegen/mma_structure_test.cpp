@@ -123,5 +123,29 @@ TEST(MmaStructure, AttentionF16Head64KeepsPAndTheAccumulatorInRegisters) {
   expect_attention_loop<kl::f16, 64>("attention_f16_d64");
 }
 
+// Causal attention at head_dim 128 runs two pipelined loops one after the
+// other (the full key blocks, then the masked diagonal), each with a ring for
+// K^T and one for V. The first loop's rings are dead once its copies are
+// drained and a barrier passed, so the second loop's rings take the same
+// bytes: the kernel needs one loop's rings, not two.
+TEST(MmaStructure, AttentionHead128LoopsShareTheirRings) {
+  constexpr int head_dim = 128, block_m = kernels::attention_block_m<head_dim>, block_n = kernels::attention_block_n;
+  constexpr int stages = kernels::attention_num_stages<head_dim>;
+  static_assert(stages > 1);
+  auto compiled = kl::compile<kernels::attention<kl::f16, head_dim, block_m, block_n, true>>(
+      kernels::attention_compile_options<head_dim>());
+  const ir::Function& fn = compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized();
+  int rings = 0;
+  ir::walk(fn.body, [&](ir::Operation& op) { rings += op.code == ir::OpCode::local_alloc; });
+  ASSERT_EQ(rings, 4) << "two loops, each with a ring for K^T and one for V";
+  const int one_loop_rings = 2 * stages * head_dim * block_n * 2;
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel =
+        lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = compiled.program().options().num_warps});
+    EXPECT_GE(kernel.shared_bytes, one_loop_rings) << arch;
+    EXPECT_LT(kernel.shared_bytes, 2 * one_loop_rings) << arch << ": the two loops' rings do not share bytes";
+  }
+}
+
 }  // namespace
 }  // namespace kiln::codegen_test
