@@ -15,31 +15,23 @@ namespace {
 
 constexpr std::uint64_t kAlignment = 128;
 
-// Two phases, each a ring of two 16-element f32 slots filled by a copy and
-// read by a local_load; `separator` stands between the phases.
+// One phase: ring `ring` of two 16-element f32 slots filled by a copy and
+// read by a local_load into `loaded`, which is stored.
+std::string phase(const std::string& ring, const std::string& loaded) {
+  return "  " + ring + " = local_alloc : shared<2x16xf32>\n  async_copy " + ring +
+         ", %1, %4\n  async_commit\n  async_wait {pending = 0}\n  barrier\n  " + loaded + " = local_load " + ring +
+         ", %1 : tile<16xf32>\n  store %4, " + loaded + " {cache = none, evict = none}\n";
+}
+
+// Two phases with `separator` between them.
 std::string two_phases(const std::string& separator) {
   return R"(kernel @two_phases(%0: ptr<f32> {divisibility = 16}) {
   %1 = constant {value = 0} : i32
   %2 = arange {start = 0} : tile<16xi32>
   %3 = splat %0 : tile<16xptr<f32>>
   %4 = addptr %3, %2 : tile<16xptr<f32>>
-  %5 = local_alloc : shared<2x16xf32>
-  async_copy %5, %1, %4
-  async_commit
-  async_wait {pending = 0}
-  barrier
-  %6 = local_load %5, %1 : tile<16xf32>
-  store %4, %6 {cache = none, evict = none}
-)" + separator +
-         R"(  %7 = local_alloc : shared<2x16xf32>
-  async_copy %7, %1, %4
-  async_commit
-  async_wait {pending = 0}
-  barrier
-  %8 = local_load %7, %1 : tile<16xf32>
-  store %4, %8 {cache = none, evict = none}
-}
-)";
+)" + phase("%5", "%6") +
+         separator + phase("%7", "%8") + "}\n";
 }
 
 RingPlacement place(const std::string& text, std::uint64_t ring_bytes = 200) {
