@@ -1,9 +1,11 @@
 // LLVM code generation for the fp8 formats (OCP e4m3 "fn" and e5m2): an fp8
 // value lives in an i8 register as its bit pattern and converts to and from
 // f32 in integer arithmetic, with the interpreter's semantics
-// (ir/numeric.hpp): widening is exact; narrowing rounds to nearest even,
-// overflow gives NaN in e4m3 (it has no infinity) and infinity in e5m2, and
-// NaN stays NaN with its sign.
+// (ir/numeric.hpp): widening is exact; narrowing rounds to nearest even and
+// saturates like the GPU's `cvt.rn.satfinite` (an infinity, or a value that
+// rounds past the largest finite one, gives that largest value with the
+// input's sign), and NaN stays NaN with its sign. Integer arithmetic rather
+// than `cvt` keeps sm_80 (which has no fp8 `cvt`) and the emu on the same bits.
 #include <cmath>
 
 #include "codegen.hpp"
@@ -24,8 +26,6 @@ struct Fp8Format {
   std::uint32_t nan_bits() const {
     return (exponent_all_ones() << mantissa_bits) | (finite_only ? mantissa_mask() : 1u << (mantissa_bits - 1));
   }
-  /// What an infinity or an overflow becomes.
-  std::uint32_t overflow_bits() const { return finite_only ? nan_bits() : exponent_all_ones() << mantissa_bits; }
   /// The largest finite value's bits.
   std::uint32_t max_bits() const {
     const std::uint32_t top_exponent = finite_only ? exponent_all_ones() : exponent_all_ones() - 1;
@@ -108,9 +108,10 @@ llvm::Value* float_to_fp8(KernelCodegen& cg, llvm::Value* value, ir::DType dtype
                          b.CreateShl(constant(1), b.CreateSub(total, constant(1))));
   llvm::Value* is_subnormal = b.CreateICmpULT(biased_exponent, constant(static_cast<std::uint32_t>(128 - f.bias())));
 
-  llvm::Value* result = b.CreateSelect(overflows, constant(f.overflow_bits()), normal);
+  // An overflow or an infinity saturates.
+  llvm::Value* result = b.CreateSelect(overflows, constant(f.max_bits()), normal);
   result = b.CreateSelect(is_subnormal, subnormal, result);
-  result = b.CreateSelect(b.CreateICmpEQ(magnitude, constant(0x7f800000u)), constant(f.overflow_bits()), result);
+  result = b.CreateSelect(b.CreateICmpEQ(magnitude, constant(0x7f800000u)), constant(f.max_bits()), result);
   result = b.CreateSelect(b.CreateICmpUGT(magnitude, constant(0x7f800000u)), constant(f.nan_bits()), result);
   return b.CreateTrunc(b.CreateOr(result, sign), b.getInt8Ty());
 }

@@ -114,12 +114,13 @@ inline Number read(DType d, const unsigned char* p) {
 }
 
 // A float format: precision p (bits including the implicit one), smallest
-// normal exponent, largest finite value, and whether it lacks infinities.
+// normal exponent, largest finite value, and whether a conversion to it
+// saturates (the fp8 formats: OPS.md's cast row).
 struct Format {
   int precision;
   int min_exponent;
   long double max_finite;
-  bool finite_only;
+  bool saturates;
 };
 
 inline Format format_of(DType d) {
@@ -129,24 +130,26 @@ inline Format format_of(DType d) {
     case DType::f32: return {24, -126, std::numeric_limits<float>::max(), false};
     case DType::f64: return {53, -1022, std::numeric_limits<double>::max(), false};
     case DType::f8e4m3: return {4, -6, 448.0L, true};
-    default: return {3, -14, 57344.0L, false};
+    default: return {3, -14, 57344.0L, true};
   }
 }
 
 // Round to nearest even into float format f: scale so that one unit in the
 // last place of the result is 1, round to an integer (nearbyint rounds half to
 // even), scale back; below the smallest normal the unit stays fixed
-// (subnormals). Overflow gives infinity, or NaN for formats without infinities.
+// (subnormals). In a saturating format an infinity, or a value that rounds
+// past the largest finite one, gives that largest value with its sign; in the
+// others overflow gives infinity. NaN stays NaN.
 inline long double round_to_format(long double x, Format f) {
   const long double nan = std::numeric_limits<long double>::quiet_NaN();
   if (std::isnan(x)) return nan;
-  if (std::isinf(x)) return f.finite_only ? nan : x;
+  if (std::isinf(x)) return f.saturates ? std::copysign(f.max_finite, x) : x;
   if (x == 0) return x;
   int e = 0;
   std::frexp(x, &e);  // |x| = m * 2^e with m in [0.5, 1): the leading bit has exponent e - 1
   const int unit = std::max(e - 1, f.min_exponent) - (f.precision - 1);
   const long double r = std::ldexp(std::nearbyint(std::ldexp(x, -unit)), unit);
-  if (std::fabs(r) > f.max_finite) return f.finite_only ? nan : std::copysign(INFINITY, x);
+  if (std::fabs(r) > f.max_finite) return std::copysign(f.saturates ? f.max_finite : INFINITY, x);
   return r == 0 ? std::copysign(0.0L, x) : r;
 }
 

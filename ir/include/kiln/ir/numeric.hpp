@@ -12,9 +12,11 @@ namespace detail {
 
 // Rounds an f32 to a narrower IEEE-like format with `exp_bits` exponent bits
 // and `man_bits` mantissa bits, round-to-nearest-even, returning its bits.
-// `finite_only` formats (e4m3fn) have no infinity: overflow saturates to NaN
-// as the OCP spec says for conversions that are not saturating.
-constexpr std::uint32_t round_float(float f, int exp_bits, int man_bits, bool finite_only) {
+// A `saturating` conversion (the fp8 formats, like the GPU's
+// `cvt.rn.satfinite`) gives the largest finite value of the input's sign for
+// an infinity and for a value that rounds past that largest value; NaN stays
+// NaN. Otherwise overflow gives infinity, or NaN in a `finite_only` format.
+constexpr std::uint32_t round_float(float f, int exp_bits, int man_bits, bool finite_only, bool saturating) {
   const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
   const std::uint32_t sign = (x >> 31) << (exp_bits + man_bits);
   const std::uint32_t abs = x & 0x7fffffffu;
@@ -26,7 +28,9 @@ constexpr std::uint32_t round_float(float f, int exp_bits, int man_bits, bool fi
   // Largest finite value of the target, as an f32 bit pattern plus half an ulp.
   const int max_exp = finite_only ? static_cast<int>(exp_all_ones) - bias : static_cast<int>(exp_all_ones) - 1 - bias;
   const std::uint32_t max_man = finite_only ? ((1u << man_bits) - 2) : ((1u << man_bits) - 1);
-  if (abs == 0x7f800000u) return finite_only ? (sign | nan_bits) : (sign | (exp_all_ones << man_bits));
+  const std::uint32_t max_bits = (static_cast<std::uint32_t>(max_exp + bias) << man_bits) | max_man;
+  const std::uint32_t overflow_bits = saturating ? max_bits : finite_only ? nan_bits : exp_all_ones << man_bits;
+  if (abs == 0x7f800000u) return sign | overflow_bits;
   const int e = static_cast<int>(abs >> 23) - 127;
   std::uint32_t out;
   if (e < 1 - bias || (abs >> 23) == 0) {
@@ -51,8 +55,7 @@ constexpr std::uint32_t round_float(float f, int exp_bits, int man_bits, bool fi
     const std::int64_t rebased =
         static_cast<std::int64_t>(rounded) - (static_cast<std::int64_t>(127 - bias) << man_bits);
     out = static_cast<std::uint32_t>(rebased);
-    const std::uint32_t max_bits = (static_cast<std::uint32_t>(max_exp + bias) << man_bits) | max_man;
-    if (out > max_bits) return finite_only ? (sign | nan_bits) : (sign | (exp_all_ones << man_bits));
+    if (out > max_bits) return sign | overflow_bits;
   }
   return sign | out;
 }
@@ -92,11 +95,12 @@ constexpr float widen_float(std::uint32_t bits, int exp_bits, int man_bits, bool
 /// The storage and conversions of a narrow float type `Derived` (CRTP), so
 /// that each type is a class of its own name: compile errors say
 /// `kiln::half`, not the parameters of this template.
-template <int ExpBits, int ManBits, bool FiniteOnly, class Storage, class Derived>
+template <int ExpBits, int ManBits, bool FiniteOnly, bool Saturating, class Storage, class Derived>
 struct NarrowFloat {
   Storage bits = 0;
   constexpr NarrowFloat() = default;
-  constexpr explicit NarrowFloat(float f) : bits(static_cast<Storage>(round_float(f, ExpBits, ManBits, FiniteOnly))) {}
+  constexpr explicit NarrowFloat(float f)
+      : bits(static_cast<Storage>(round_float(f, ExpBits, ManBits, FiniteOnly, Saturating))) {}
   constexpr explicit NarrowFloat(double d) : NarrowFloat(static_cast<float>(d)) {}
   static constexpr Derived from_bits(Storage b) {
     Derived h;
@@ -110,19 +114,21 @@ struct NarrowFloat {
 }  // namespace detail
 
 /// IEEE binary16.
-struct half : detail::NarrowFloat<5, 10, false, std::uint16_t, half> {
+struct half : detail::NarrowFloat<5, 10, false, false, std::uint16_t, half> {
   using NarrowFloat::NarrowFloat;
 };
 /// bfloat16: the top half of an f32.
-struct bfloat16 : detail::NarrowFloat<8, 7, false, std::uint16_t, bfloat16> {
+struct bfloat16 : detail::NarrowFloat<8, 7, false, false, std::uint16_t, bfloat16> {
   using NarrowFloat::NarrowFloat;
 };
-/// OCP fp8 e4m3 ("fn": no infinities, one NaN pattern, max 448).
-struct float8_e4m3 : detail::NarrowFloat<4, 3, true, std::uint8_t, float8_e4m3> {
+/// OCP fp8 e4m3 ("fn": no infinities, one NaN pattern, max 448); conversion
+/// to it saturates at ±448.
+struct float8_e4m3 : detail::NarrowFloat<4, 3, true, true, std::uint8_t, float8_e4m3> {
   using NarrowFloat::NarrowFloat;
 };
-/// OCP fp8 e5m2 (IEEE-like, with infinities).
-struct float8_e5m2 : detail::NarrowFloat<5, 2, false, std::uint8_t, float8_e5m2> {
+/// OCP fp8 e5m2 (IEEE-like, with infinities); conversion to it saturates at
+/// ±57344 (an infinity converts to ±57344 too; widening keeps infinities).
+struct float8_e5m2 : detail::NarrowFloat<5, 2, false, true, std::uint8_t, float8_e5m2> {
   using NarrowFloat::NarrowFloat;
 };
 
