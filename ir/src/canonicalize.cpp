@@ -1,5 +1,6 @@
-// Canonicalisation: constant folding, integer identities, shape no-ops,
-// constant-condition control flow and loop-carried values that never change.
+// Canonicalisation: constant folding, integer identities, shape no-ops and
+// chains of shape ops, constant-condition control flow and loop-carried values
+// that never change.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -255,6 +256,55 @@ void turn_into_constant(Operation& op, Attribute value) {
   op.attributes.emplace_back("value", std::move(value));
 }
 
+// ---- Chains of shape ops ---------------------------------------------------------
+
+/// The order of trans(trans(x, inner), outer) as one trans of x: result axis
+/// i is axis outer[i] of the inner result, which is axis inner[outer[i]] of x.
+std::vector<std::int64_t> compose_orders(const std::vector<std::int64_t>& inner,
+                                         const std::vector<std::int64_t>& outer) {
+  std::vector<std::int64_t> order(outer.size());
+  for (std::size_t i = 0; i < outer.size(); ++i) order[i] = inner[static_cast<std::size_t>(outer[i])];
+  return order;
+}
+
+/// A trans that keeps the axes longer than 1 in their order only moves
+/// size-1 axes: the elements keep their row-major order, so it is a reshape.
+bool trans_moves_only_unit_axes(const Operation& op) {
+  const Shape& shape = op.operands[0]->type.shape;
+  std::int64_t last = -1;
+  for (std::int64_t axis : op.ints_attribute("order")) {
+    if (shape[static_cast<std::size_t>(axis)] == 1) continue;
+    if (axis < last) return false;
+    last = axis;
+  }
+  return true;
+}
+
+/// Folds `op` into the shape op defining its operand, or turns a trans into a
+/// reshape; true if `op` changed. reshape(reshape(x)) and
+/// reshape(expand_dims(x)) read x directly (both keep the row-major order);
+/// trans(trans(x)) becomes one trans of x.
+bool fold_shape_chain(Operation& op, const ValueReplacements& replacements) {
+  const Operation* inner = op.operands[0]->def;
+  if (op.code == OpCode::reshape && inner && (inner->code == OpCode::reshape || inner->code == OpCode::expand_dims)) {
+    op.operands[0] = replacements.resolve(inner->operands[0]);
+    return true;
+  }
+  if (op.code != OpCode::trans) return false;
+  if (inner && inner->code == OpCode::trans) {
+    auto order = compose_orders(inner->ints_attribute("order"), op.ints_attribute("order"));
+    op.operands[0] = replacements.resolve(inner->operands[0]);
+    op.set_attribute("order", std::move(order));
+    return true;
+  }
+  if (trans_moves_only_unit_axes(op)) {
+    op.code = OpCode::reshape;
+    op.attributes.clear();
+    return true;
+  }
+  return false;
+}
+
 // ---- Region ops ------------------------------------------------------------------
 
 void renumber(std::vector<Value*>& values) {
@@ -313,6 +363,10 @@ class Canonicalizer {
       replacements_.add(op.result(), same);
       passes::erase_op(block, index);
       return true;
+    }
+    if (fold_shape_chain(op, replacements_)) {
+      changed_ = true;
+      return false;
     }
     switch (op.code) {
       case OpCode::if_:

@@ -10,7 +10,8 @@
 namespace kiln::ir {
 
 /// Folds constants and applies algebraic simplifications (x+0, x*1, splat of
-/// constant, broadcast to the same shape, loop-carried values yielded
+/// constant, broadcast to the same shape, reshape of reshape, trans of trans,
+/// a trans moving only size-1 axes into a reshape, loop-carried values yielded
 /// unchanged, if with a constant condition…). Returns true if anything changed.
 bool canonicalize(Function& fn);
 /// Replaces ops identical to an earlier op in a dominating position (same code,
