@@ -39,6 +39,7 @@ CASES = [
     "var_changes_shape",
     "launch_wrong_count",
     "launch_wrong_type",
+    "launch_wrong_scalar",
 ]
 ERROR = re.compile(r": error: (?:static assertion failed: )?(.*)$")
 INSTANTIATION = re.compile(r": In instantiation of '(.*)':$")

@@ -28,13 +28,12 @@ std::string ir_name(std::string_view display) {
 }  // namespace
 
 std::unique_ptr<ir::Function> trace_function(std::string_view display_name, const std::vector<ir::Type>& params,
-                                             const std::function<void(const std::vector<ir::Value*>&)>& body) {
+                                             const std::function<void(const std::vector<ir::Value*>&)>& body,
+                                             std::vector<std::string> parameter_names) {
   TraceContext ctx(ir_name(display_name));
   std::vector<ir::Value*> args;
-  for (const ir::Type& t : params) {
-    args.push_back(ctx.function().add_argument(ctx.function().body, t));
-    ctx.function().argument_names.push_back("arg" + std::to_string(args.size() - 1));
-  }
+  for (const ir::Type& t : params) args.push_back(ctx.function().add_argument(ctx.function().body, t));
+  ctx.function().argument_names = std::move(parameter_names);
   body(args);
   ctx.check_deferred();
   auto traced = ctx.take_function();
@@ -48,9 +47,10 @@ std::unique_ptr<ir::Function> trace_function(std::string_view display_name, cons
 
 std::shared_ptr<const runtime::Program> build_program(std::string_view display_name,
                                                       const std::vector<ir::Type>& params,
+                                                      std::vector<std::string> parameter_names,
                                                       const std::function<void(const std::vector<ir::Value*>&)>& body,
                                                       const CompileOptions& options) {
-  auto traced = trace_function(display_name, params, body);
+  auto traced = trace_function(display_name, params, body, std::move(parameter_names));
   runtime::ProgramOptions program;
   program.specialize = options.specialize;
   program.num_warps = options.num_warps;
@@ -69,9 +69,10 @@ std::shared_ptr<const runtime::Program> build_program(std::string_view display_n
   return std::make_shared<runtime::Program>(std::move(traced), std::string(display_name), std::move(program));
 }
 
-void fail_argument_range(std::string_view kernel, std::size_t index, std::string_view dtype, std::string_view value) {
-  throw std::invalid_argument("launch " + std::string(kernel) + ": argument " + std::to_string(index) + " is " +
-                              std::string(dtype) + " but the value " + std::string(value) + " does not fit");
+void fail_argument_range(std::string_view kernel, const std::string& parameter, std::string_view dtype,
+                         std::string_view value) {
+  throw std::invalid_argument("launch " + std::string(kernel) + ": " + parameter + ": the value " + std::string(value) +
+                              " does not fit in " + std::string(dtype));
 }
 
 }  // namespace detail

@@ -40,6 +40,7 @@ void differences_wrong(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
   auto here = kl::load(x + offsets, mask);
   kl::store(out + offsets, next - here, mask);
 }
+KILN_PARAMETERS(differences_wrong, "x", "out", "n");  // the names messages use
 // [/book:differences_wrong]
 
 // [book:differences]
@@ -61,6 +62,7 @@ void stray(kl::Ptr<kl::f32> x, [[maybe_unused]] kl::Ptr<kl::f32> y, kl::Ptr<kl::
   auto offsets = kl::arange<BLOCK>();
   kl::store(out + offsets, kl::load(x + distance + offsets));
 }
+KILN_PARAMETERS(stray, "x", "y", "out", "distance");
 // [/book:stray]
 
 // [book:table]

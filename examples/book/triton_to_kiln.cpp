@@ -43,6 +43,9 @@ void rows(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> log_softmax, kl::Ptr<kl::f16> gat
   // [/book:row_gate]
 }
 // [/book:rows]
+// [book:row_names]
+KILN_PARAMETERS(rows, "x", "log_softmax", "gate_sums", "argmax", "m", "n");
+// [/book:row_names]
 
 // C = A @ Bt^T for f16 A (m x k) and Bt (n x k), one program per block of C.
 // The column sums of C are added up across programs, and every program tries

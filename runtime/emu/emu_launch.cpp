@@ -13,6 +13,7 @@
 #include "../src/footprint_counter.hpp"
 #include "cta_scheduler.hpp"
 #include "floating_point_mode.hpp"
+#include "kiln/ir/parameter_label.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/launch_progress.hpp"
 
@@ -23,8 +24,7 @@ KernelDescription describe_kernel(const ir::Function& fn, int num_warps) {
   description.name = fn.name;
   for (std::size_t i = 0; i < fn.body.arguments.size(); ++i) {
     description.argument_types.push_back(fn.body.arguments[i]->type);
-    const bool named = i < fn.argument_names.size() && !fn.argument_names[i].empty();
-    description.argument_names.push_back(named ? fn.argument_names[i] : "%" + std::to_string(fn.body.arguments[i]->id));
+    description.argument_names.push_back(ir::parameter_label(fn, i));
   }
   description.threads_per_program = num_warps * lowering::kLanesPerWarp;
   return description;

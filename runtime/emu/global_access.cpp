@@ -58,7 +58,7 @@ std::string out_of_bounds_message(const LaunchContext& launch, const AccessSite&
   const std::int64_t count = static_cast<std::int64_t>(range->end - range->begin) / size;
   std::string name = "the buffer at " + hex(range->begin);
   if (argument >= 0)
-    name = "'" + (range->name.empty() ? kernel.argument_names[static_cast<std::size_t>(argument)] : range->name) + "'";
+    name = range->name.empty() ? kernel.argument_names[static_cast<std::size_t>(argument)] : "'" + range->name + "'";
   return what + "element offset " + std::to_string(offset) +
          (offset < 0 ? " is before the start of " : " is past the end of ") + name + " (" + std::to_string(count) +
          " elements of " + (dtype ? std::string(ir::dtype_name(*dtype)) : std::string("bytes")) + ")";

@@ -17,9 +17,11 @@ namespace kiln::runtime::interp {
 
 namespace {
 
-const std::string& range_name(const Exec& ex, int arg) {
+/// The launcher's name for the range, quoted, else the kernel's label of the
+/// parameter ('x', or parameter 1 (Ptr<f32>)).
+std::string range_name(const Exec& ex, int arg) {
   const std::string& name = ex.args[arg].range.name;
-  return name.empty() ? ex.program->arg_names[arg] : name;
+  return name.empty() ? ex.program->arg_names[arg] : "'" + name + "'";
 }
 
 bool inside(const MemoryRange& r, std::uint64_t address, std::uint64_t bytes) {
@@ -43,7 +45,7 @@ std::string hex(std::uint64_t address) {
 /// What messages call the memory `r`: "'x'" for pointer argument `arg`, "the
 /// buffer at 0x…" for a live allocation outside the arguments (arg < 0).
 std::string memory_name(const Exec& ex, int arg, const MemoryRange& r) {
-  return arg >= 0 ? "'" + range_name(ex, arg) + "'" : "the buffer at " + hex(r.begin);
+  return arg >= 0 ? range_name(ex, arg) : "the buffer at " + hex(r.begin);
 }
 
 [[noreturn]] void out_of_bounds(const Instr& ins, const Exec& ex, int arg, const MemoryRange* r,
@@ -115,7 +117,7 @@ int argument_holding(const Exec& ex, std::uint64_t address, std::uint64_t bytes)
 std::string describe_address(const Exec& ex, std::uint64_t address, ir::DType dtype) {
   const auto bytes = static_cast<std::uint64_t>(ir::dtype_bytes(dtype));
   if (const int a = argument_holding(ex, address, bytes); a >= 0)
-    return "element " + std::to_string((address - ex.args[a].range.begin) / bytes) + " of '" + range_name(ex, a) + "'";
+    return "element " + std::to_string((address - ex.args[a].range.begin) / bytes) + " of " + range_name(ex, a);
   if (const auto live = live_allocations::find(address, bytes); live && live->holds)
     return "element " + std::to_string((address - live->range.begin) / bytes) + " of the buffer at " +
            hex(live->range.begin);

@@ -12,6 +12,7 @@
 
 #include "fault.hpp"
 #include "kiln/ir/op_schema.hpp"
+#include "kiln/ir/parameter_label.hpp"
 #include "kiln/ir/provenance.hpp"
 #include "program.hpp"
 
@@ -244,12 +245,11 @@ class Compiler {
     for (std::size_t i = 0; i < fn_.body.arguments.size(); ++i) {
       const ir::Value* arg = fn_.body.arguments[i];
       p.arg_types.push_back(arg->type);
-      const bool named = i < fn_.argument_names.size() && !fn_.argument_names[i].empty();
-      p.arg_names.push_back(named ? fn_.argument_names[i] : "%" + std::to_string(arg->id));
+      p.arg_names.push_back(ir::parameter_label(fn_, i));
       // A launch passes 64 bits per argument: a tile's slot could not be filled.
       if (arg->type.is_tile())
-        throw std::invalid_argument("interpreter: kernel " + fn_.name + ": argument " + p.arg_names.back() + " is a " +
-                                    ir::to_string(arg->type) + "; kernel arguments are scalars or pointers");
+        throw std::invalid_argument("interpreter: kernel " + fn_.name + ": " + p.arg_names.back() +
+                                    " is a tile; kernel parameters are scalars or pointers");
       p.arg_slots.push_back(slot(arg));
     }
     p.body = compile_block(fn_.body, p.init);

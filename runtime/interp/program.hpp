@@ -82,7 +82,7 @@ struct Instr {
 struct Program {
   std::string name;
   std::vector<ir::Type> arg_types;
-  std::vector<std::string> arg_names;
+  std::vector<std::string> arg_names;  // ir::parameter_label of each argument
   std::vector<SlotRef> arg_slots;
   std::vector<Instr> init;  // program-invariant ops (constants, splats of arguments…), run once per frame
   Body body;

@@ -9,6 +9,7 @@
 #include "../emu/emu_launch.hpp"
 #include "cuda/gpu_context.hpp"
 #include "cuda/loaded_kernel.hpp"
+#include "kiln/ir/parameter_label.hpp"
 #include "kiln/ir/parser.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
 
@@ -33,8 +34,7 @@ void check_facts(const ir::Function& fn, std::span<const runtime::KernelArgument
     const ir::ArgumentFacts& facts = fn.argument_facts[i];
     if (facts.trivial()) continue;
     const ir::Type& type = fn.body.arguments[i]->type;
-    const bool named = i < fn.argument_names.size() && !fn.argument_names[i].empty();
-    const std::string name = "argument " + std::to_string(i) + (named ? " (" + fn.argument_names[i] + ")" : "");
+    const std::string name = ir::parameter_label(fn, i);
     if (type.is_pointer) {
       if (args[i].bits % static_cast<std::uint64_t>(facts.divisibility) != 0)
         throw std::invalid_argument("kernel " + fn.name + ": " + name + " points to address " +
@@ -154,8 +154,8 @@ runtime::LaunchStats Kernel::launch(const Device& device, Grid grid,
 namespace detail {
 
 void fail_argument_range(std::string_view kernel, std::size_t index, std::string_view value) {
-  throw std::invalid_argument("launch " + std::string(kernel) + ": argument " + std::to_string(index) + ": the value " +
-                              std::string(value) + " does not fit the parameter's type");
+  throw std::invalid_argument("launch " + std::string(kernel) + ": parameter " + std::to_string(index + 1) +
+                              ": the value " + std::string(value) + " does not fit the parameter's type");
 }
 
 }  // namespace detail

@@ -33,13 +33,13 @@ kiln_cli_test(dump_json_stage 2 "^kiln: --json reports the ptx stage; got --stag
 kiln_cli_test(dump_locations 0 "loc\\(\"[^\"]*softmax.hpp\":[0-9]+\\)" dump softmax --stage ir --locations)
 kiln_cli_test(unknown_kernel 2 "^kiln: unknown kernel 'nope' \\(known: vector_add, softmax, [a-z0-9_, ]+\\)\n$" run nope)
 kiln_cli_test(unknown_dim 2 "^kiln: softmax has no parameter --rowz \\(its parameters: --rows, --cols\\)\n$" run softmax --rowz 3)
-set(vector_add_footprints "  distinct bytes of each buffer, launch by launch:\n    vector_add  argument 0   4.0 kB read\n    vector_add  argument 1   4.0 kB read\n    vector_add  argument 2   4.0 kB written\n  compulsory: 0.008 MB read, 0.004 MB written, 0.012 MB in all; the launches moved 1.00x that\n$")
+set(vector_add_footprints "  distinct bytes of each buffer, launch by launch:\n    vector_add  'x'          4.0 kB read\n    vector_add  'y'          4.0 kB read\n    vector_add  'out'        4.0 kB written\n  compulsory: 0.008 MB read, 0.004 MB written, 0.012 MB in all; the launches moved 1.00x that\n$")
 kiln_cli_test(stats 0 "vector_add n=1000 f32 on cpu\n  stats: 0.008 MB read, 0.004 MB written, 0.012 MB in all\n${vector_add_footprints}"
   run vector_add --n 1000 --stats)
 kiln_cli_test(stats_emu 0 "vector_add n=1000 f32 on emu\n  stats: 0.008 MB read, 0.004 MB written, 0.012 MB in all\n${vector_add_footprints}"
   run vector_add --n 1000 --stats --device emu)
 # The unfused sequence's footprints: three launches, the output's trips through memory, each counted once.
-kiln_cli_test(stats_unfused_footprints 0 "\n    conv2d_bn_silu_gemm +argument 4 +301.1 kB written\n    conv2d_batchnorm +argument 0 +301.1 kB read\n.*\n    silu_elementwise +argument 1 +301.1 kB written\n  compulsory: 0.858 MB read, 0.903 MB written, 1.762 MB in all; the launches moved 3.59x that\n$"
+kiln_cli_test(stats_unfused_footprints 0 "\n    conv2d_bn_silu_gemm +'y' +301.1 kB written\n    conv2d_batchnorm +'in' +301.1 kB read\n.*\n    silu_elementwise +'out' +301.1 kB written\n  compulsory: 0.858 MB read, 0.903 MB written, 1.762 MB in all; the launches moved 3.59x that\n$"
   run conv2d_bn_silu_unfused --device cpu:4 --stats)
 kiln_cli_test(bad_size 2 "^kiln: softmax: --rows must be between 1 and 2\\^31-1, got 0\n$" run softmax --rows 0)
 kiln_cli_test(bad_number 2 "^kiln: --cols needs an integer, got '12x'\n$" run softmax --cols 12x)

@@ -1,4 +1,4 @@
-// expect: launch_argument_count_check<4, 3>
+// expect: error: [^"]*kiln::launch_error<[^"]*"the kernel has 4 parameters but the launch passes 3 arguments"
 // vector_add launched without its element count.
 #include "kiln/kiln.hpp"
 

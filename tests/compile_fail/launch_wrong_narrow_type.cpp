@@ -1,7 +1,6 @@
-// expect: launch_argument_check<0, kiln::Ptr<kiln::Scalar<kiln::half> >, kiln::Buffer<kiln::bfloat16> >
-// An f16 kernel launched on a bf16 buffer: the error names both narrow float
-// types by their own names (kiln::half, kiln::bfloat16), not by the
-// parameters of the template that implements them.
+// expect: error: [^"]*kiln::launch_error<[^"]*"launch argument 1 is Buffer<bf16>; parameter 1 is Ptr<f16>, which takes a Buffer<f16>"
+// An f16 kernel launched on a bf16 buffer: the first error line names the
+// parameter (1-based) and both types by their dtype names, f16 and bf16.
 #include "kiln/kiln.hpp"
 
 namespace kl = kiln;

@@ -1,8 +1,8 @@
 // Correctness of runtime control flow on the cpu device: kl::range loops
 // carrying scalar and tile kl::Vars over runtime trip counts (including
 // none), nested loops, kl::if_ with and without else and returning a value,
-// kl::while_, loops inside branches and branches inside loops, device_print
-// output and passing device_asserts.
+// kl::while_, loops inside branches and branches inside loops, copies of a
+// kl::Var, device_print output and passing device_asserts.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -131,6 +131,31 @@ TEST(RangeLoop, RuntimeBoundsAndStep) {
     expect_equal(
         out.to_host(), want,
         ("range(" + std::to_string(lo) + ", " + std::to_string(hi) + ", " + std::to_string(step) + ")").c_str());
+  }
+}
+
+// Copies of a kl::Var, written with the deduced and the declared type, are new
+// variables: they keep the value of the moment they were made while the
+// original (and each other) change in later loops.
+void copied_vars(kl::Ptr<kl::i32> out, kl::i32 n) {
+  kl::Var sum = kl::i32(0);
+  for (auto k : kl::range(0, n)) sum = sum + k;
+  kl::Var snapshot = sum;
+  kl::Var<kl::i32> doubled = sum;
+  for (auto k : kl::range(0, n)) sum = sum + 1;
+  doubled = doubled * 2;
+  kl::store(out, sum);
+  kl::store(out + 1, snapshot);
+  kl::store(out + 2, doubled);
+}
+
+TEST(Var, CopiesAreNewVariables) {
+  const auto kernel = kl::compile<copied_vars>();
+  for (const int n : {0, 1, 37}) {
+    auto out = kl::Buffer<std::int32_t>::from(random_values<std::int32_t>(3, 29, 1000, 2000));
+    kernel.launch(kl::Grid(1), out, n);
+    const int sum = n * (n - 1) / 2;
+    expect_equal(out.to_host(), std::vector<std::int32_t>{sum + n, sum, 2 * sum}, ("n = " + std::to_string(n)).c_str());
   }
 }
 

@@ -42,11 +42,12 @@ void count_programs(kl::Ptr<kl::i32> counter, kl::Ptr<kl::i32> ids) {
 }
 
 /// The footprint of the launch's pointer argument `index` (0-based among all
-/// arguments, as the launch names it), checking that it is listed.
+/// arguments; the kernels register no names, so the launch lists it as
+/// `parameter <index + 1> (Ptr<…>)`), checking that it is listed.
 const BufferFootprint& footprint_of(const LaunchStats& stats, int index) {
-  const std::string name = "argument " + std::to_string(index);
+  const std::string name = "parameter " + std::to_string(index + 1) + " (Ptr<";
   for (const BufferFootprint& f : stats.footprints)
-    if (f.argument == name) return f;
+    if (f.argument.starts_with(name)) return f;
   ADD_FAILURE() << "no footprint for '" << name << "'";
   static const BufferFootprint none;
   return none;

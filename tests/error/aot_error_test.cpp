@@ -72,7 +72,7 @@ TEST(AotKernel, ALaunchBreakingAFactIsAnError) {
     message = error.what();
   }
   EXPECT_EQ(message,
-            "kernel scale: argument 3 is 100, not a multiple of 16 as its ahead-of-time specialisation assumes");
+            "kernel scale: parameter 4 (i32) is 100, not a multiple of 16 as its ahead-of-time specialisation assumes");
 }
 
 }  // namespace aot_errors

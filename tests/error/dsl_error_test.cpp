@@ -97,6 +97,11 @@ void fill_unsigned(kl::Ptr<kl::f32> out, kl::u32 n) { kl::store(out + kl::arange
 // clang-format on
 }  // namespace error_kernels
 
+// Named kernels: their messages use these names; the others count their
+// parameters from 1 and give the type.
+KILN_PARAMETERS(error_kernels::unmasked_load, "x", "out");
+KILN_PARAMETERS(error_kernels::fill, "out", "n");
+
 namespace {
 
 namespace kl = kiln;
@@ -176,7 +181,7 @@ TEST(KernelError, UnmaskedLoadPastTheEnd) {
   kl::Buffer<float> out(32);
   EXPECT_EQ(kernel_error([&] { kernel.launch(kl::Grid(2), x, out); }),
             "kernel unmasked_load: load out of bounds at " + at_line(line) +
-                ": element offset 20 is past the end of 'argument 0' (20 elements of f32)");
+                ": element offset 20 is past the end of 'x' (20 elements of f32)");
 }
 
 TEST(KernelError, UnmaskedLoadBeforeTheStart) {
@@ -186,12 +191,13 @@ TEST(KernelError, UnmaskedLoadBeforeTheStart) {
   kl::Buffer<float> out(16);
   EXPECT_EQ(kernel_error([&] { kernel.launch(kl::Grid(1), x, out); }),
             "kernel load_before_start: load out of bounds at " + at_line(line) +
-                ": element offset -3 is before the start of 'argument 0' (16 elements of f32)");
+                ": element offset -3 is before the start of parameter 1 (Ptr<f32>) (16 elements of f32)");
 }
 
-TEST(KernelError, EmuNamesTheSameLineAndElementAsCpu) {
+TEST(KernelError, EmuNamesTheSameLineElementAndParameterAsCpu) {
   // The emu runs the GPU code generator's output; its bounds check reads the
-  // op's line from the access and reports in the buffer's elements.
+  // op's line from the access and reports in the buffer's elements, naming
+  // the parameter as the cpu does (registered name, else number and type).
   const auto unmasked = kl::compile<error_kernels::unmasked_load>();
   const int unmasked_line = error_kernels::unmasked_load_line;
   const auto before_start = kl::compile<error_kernels::load_before_start>();
@@ -201,13 +207,13 @@ TEST(KernelError, EmuNamesTheSameLineAndElementAsCpu) {
     kl::Buffer<float> out(32, device);
     EXPECT_EQ(kernel_error([&] { unmasked.launch(kl::Grid(2), x, out); }),
               "kernel unmasked_load: load out of bounds at " + at_line(unmasked_line) +
-                  ": element offset 20 is past the end of 'argument 0' (20 elements of f32)")
+                  ": element offset 20 is past the end of 'x' (20 elements of f32)")
         << device.name();
     auto y = kl::Buffer<float>::from(std::vector<float>(16, 1.5f), device);
     kl::Buffer<float> y_out(16, device);
     EXPECT_EQ(kernel_error([&] { before_start.launch(kl::Grid(1), y, y_out); }),
               "kernel load_before_start: load out of bounds at " + at_line(before_start_line) +
-                  ": element offset -3 is before the start of 'argument 0' (16 elements of f32)")
+                  ": element offset -3 is before the start of parameter 1 (Ptr<f32>) (16 elements of f32)")
         << device.name();
   }
 }
@@ -236,9 +242,9 @@ TEST(LaunchError, IntegerArgumentOutOfRange) {
   kl::Buffer<float> out(16);
   EXPECT_EQ(invalid_argument_error(
                 [&] { kl::compile<error_kernels::fill>().launch(kl::Grid(1), out, std::int64_t{1} << 33); }),
-            "launch error_kernels::fill: argument 1 is i32 but the value 8589934592 does not fit");
+            "launch error_kernels::fill: 'n': the value 8589934592 does not fit in i32");
   EXPECT_EQ(invalid_argument_error([&] { kl::compile<error_kernels::fill_unsigned>().launch(kl::Grid(1), out, -1); }),
-            "launch error_kernels::fill_unsigned: argument 1 is u32 but the value -1 does not fit");
+            "launch error_kernels::fill_unsigned: parameter 2 (u32): the value -1 does not fit in u32");
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ TEST(HazardError, ReverseInPlaceNamesTheStoreAndTheLoad) {
   auto x = kl::Buffer<float>::from(random_floats(1024, 1), kl::Device::cpu());
   EXPECT_EQ(kernel_error([&] { kernel.launch(kl::Grid(1), x); }),
             "kernel reverse_in_place: in-place hazard in program (0, 0, 0): the store at " + at(store_line) +
-                " (tile element 0) writes element 0 of 'argument 0', which the load at " + at(load_line) +
+                " (tile element 0) writes element 0 of parameter 1 (Ptr<f32>), which the load at " + at(load_line) +
                 " read as tile element 1023" + kNoBarrier);
 }
 
@@ -99,7 +99,7 @@ TEST(HazardError, RotateHalfInPlaceNamesTheOtherElementsLoad) {
   // One host thread runs the programs in order, so program 0 faults first.
   EXPECT_EQ(kernel_error([&] { kernel.launch_on(kl::Device::cpu(1), kl::Grid(4), rows, cos, sin); }),
             "kernel rotate_half_in_place: in-place hazard in program (0, 0, 0): the store at " + at(store_line) +
-                " (tile element 0) writes element 0 of 'argument 0', which the load at " + at(load_line) +
+                " (tile element 0) writes element 0 of parameter 1 (Ptr<f32>), which the load at " + at(load_line) +
                 " read as tile element 64" + kNoBarrier);
 }
 
@@ -108,7 +108,7 @@ TEST(HazardError, ReadingWhatAnotherElementStored) {
   kl::Buffer<float> x(1024, kl::Device::cpu()), out(1024, kl::Device::cpu());
   EXPECT_EQ(kernel_error([&] { kernel.launch(kl::Grid(1), x, out); }),
             "kernel read_back_reversed: in-place hazard in program (0, 0, 0): the load at " + at(load_line) +
-                " (tile element 0) reads element 1023 of 'argument 0', which the store at " + at(store_line) +
+                " (tile element 0) reads element 1023 of parameter 1 (Ptr<f32>), which the store at " + at(store_line) +
                 " wrote as tile element 1023" + kNoBarrier);
 }
 

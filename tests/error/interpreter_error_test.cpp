@@ -260,7 +260,7 @@ TEST(InterpreterError, TileArgument) {
 }
 )";
   EXPECT_EQ(message_of<std::invalid_argument>([&] { compile(text); }),
-            "interpreter: kernel k: argument %0 is a tile<16xi32>; kernel arguments are scalars or pointers");
+            "interpreter: kernel k: parameter 1 (tile<16xi32>) is a tile; kernel parameters are scalars or pointers");
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ TEST(PointerError, PointerFromOneArgumentMayNotReachIntoAnother) {
     const std::string side = offset < 0 ? " is before the start of" : " is past the end of";
     EXPECT_EQ(kernel_error([&] { kernel.launch(kl::Grid(1), x, other, shift); }),
               "kernel load_shifted: load out of bounds at " + at_line(pointer_kernels::strayed_line) +
-                  ": element offset " + std::to_string(offset) + side + " 'argument 0' (16 elements of f32)")
+                  ": element offset " + std::to_string(offset) + side + " parameter 1 (Ptr<f32>) (16 elements of f32)")
         << device.name();
   }
 }

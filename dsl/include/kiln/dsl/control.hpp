@@ -57,7 +57,9 @@ class Var : public T, public detail::VarBase {
     this->home_ = nullptr;
     detail::TraceContext::current("kl::Var").live_vars().push_back(this);
   }
-  Var(const Var&) = delete;
+  /// `kl::Var b = a;`: a new variable holding a's current value; the two
+  /// change independently from then on.
+  Var(const Var& other) : Var(static_cast<const T&>(other)) {}
   Var& operator=(const Var& other) {
     this->value_ = other.value_;
     return *this;

@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 #include "kiln/ir/dtype.hpp"
@@ -24,6 +25,7 @@ struct dtype_of_storage;
   template <>                                        \
   struct dtype_of_storage<C> {                       \
     static constexpr ir::DType value = ir::DType::D; \
+    static constexpr std::string_view name = #D;     \
   };
 KILN_DTYPE(bool, i1)
 KILN_DTYPE(std::int8_t, i8)
@@ -75,6 +77,10 @@ concept Storage = requires { detail::dtype_of_storage<C>::value; };
 /// The IR dtype stored by C++ type C.
 template <Storage C>
 inline constexpr ir::DType dtype_v = detail::dtype_of_storage<C>::value;
+
+/// "f16": the dtype name of C++ type C, at compile time (as ir::dtype_name).
+template <Storage C>
+inline constexpr std::string_view dtype_name_v = detail::dtype_of_storage<C>::name;
 
 /// The C++ storage type of dtype D.
 template <ir::DType D>

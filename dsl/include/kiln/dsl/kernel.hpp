@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "kiln/dsl/launch_recorder.hpp"
+#include "kiln/dsl/parameters.hpp"
 #include "kiln/dsl/value.hpp"
+#include "kiln/ir/parameter_label.hpp"
 #include "kiln/runtime/buffer.hpp"
 #include "kiln/runtime/program.hpp"
 
@@ -54,14 +56,6 @@ struct CompileOptions {
 
 namespace detail {
 
-template <auto Fn>
-constexpr std::string_view kernel_display_name() {
-  std::string_view f = __PRETTY_FUNCTION__;
-  auto start = f.find("Fn = ") + 5;
-  auto end = f.find_first_of(";]", start);
-  return f.substr(start, end - start);
-}
-
 template <class F>
 struct signature;
 template <class... P>
@@ -71,22 +65,18 @@ struct signature<void (*)(P...)> {
 
 /// Traces `body` as a kernel with parameters of the given types and verifies
 /// it: the tile IR as traced, named after `display_name` without namespaces
-/// and template arguments. Throws TraceError when the traced IR is invalid.
+/// and template arguments, its parameters after `parameter_names` (empty:
+/// unnamed). Throws TraceError when the traced IR is invalid.
 std::unique_ptr<ir::Function> trace_function(std::string_view display_name, const std::vector<ir::Type>& params,
-                                             const std::function<void(const std::vector<ir::Value*>&)>& body);
+                                             const std::function<void(const std::vector<ir::Value*>&)>& body,
+                                             std::vector<std::string> parameter_names = {});
 
 /// Traces `body` as trace_function does, then optimizes it.
 std::shared_ptr<const runtime::Program> build_program(std::string_view display_name,
                                                       const std::vector<ir::Type>& params,
+                                                      std::vector<std::string> parameter_names,
                                                       const std::function<void(const std::vector<ir::Value*>&)>& body,
                                                       const CompileOptions& options);
-
-template <class T>
-struct is_buffer : std::false_type {};
-template <class T>
-struct is_buffer<Buffer<T>> : std::true_type {
-  using element = T;
-};
 
 template <class Param, class Arg>
 constexpr bool argument_matches() {
@@ -106,33 +96,35 @@ constexpr bool argument_matches() {
 
 /// Launch argument Index must fit kernel parameter Param: pointers take a
 /// Buffer of the same element type, integers take C++ integers, floats take
-/// C++ numbers.
+/// C++ numbers. A mismatch names kiln::launch_error, whose argument is the
+/// message: "launch argument 1 is Buffer<bf16>; parameter 1 is Ptr<f16>, …".
 template <std::size_t Index, class Param, class Arg>
-struct launch_argument_check {
-  static_assert(argument_matches<Param, Arg>(),
-                "kiln: launch argument does not match the kernel parameter (see Index, Param and Arg above)");
-  static constexpr bool value = true;
-};
+constexpr bool launch_argument_fits() {
+  if constexpr (argument_matches<Param, Arg>()) return true;
+  else return sizeof(launch_error<launch_mismatch_message<Index, Param, Arg>()>) != 0;
+}
 
 template <std::size_t Expected, std::size_t Given>
-struct launch_argument_count_check {
-  static_assert(Expected == Given, "kiln: wrong number of launch arguments (see Expected and Given above)");
-  static constexpr bool value = true;
-};
+constexpr bool launch_argument_count_fits() {
+  if constexpr (Expected == Given) return true;
+  else return sizeof(launch_error<launch_count_message<Expected, Given>()>) != 0;
+}
 
-[[noreturn]] void fail_argument_range(std::string_view kernel, std::size_t index, std::string_view dtype,
+[[noreturn]] void fail_argument_range(std::string_view kernel, const std::string& parameter, std::string_view dtype,
                                       std::string_view value);
 
 template <class Param, class Arg>
-runtime::KernelArgument to_argument(const Arg& a, std::size_t index, std::string_view kernel) {
+runtime::KernelArgument to_argument(const Arg& a, std::size_t index, std::string_view kernel, const ir::Function& fn) {
   runtime::KernelArgument out;
   if constexpr (Pointer<Param>) {
-    out.range = a.range("argument " + std::to_string(index));
+    // Unnamed: the devices name the range after the kernel's parameter.
+    out.range = a.range({});
     out.bits = out.range.begin;
   } else {
     using C = storage_of<Param>;
     if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-      if (!std::in_range<C>(a)) fail_argument_range(kernel, index, ir::dtype_name(dtype_v<C>), std::to_string(a));
+      if (!std::in_range<C>(a))
+        fail_argument_range(kernel, ir::parameter_label(fn, index), ir::dtype_name(dtype_v<C>), std::to_string(a));
     }
     C value = static_cast<C>(a);
     std::memcpy(&out.bits, &value, sizeof(C));
@@ -215,14 +207,14 @@ class Kernel {
  private:
   template <class... Args>
   std::vector<runtime::KernelArgument> marshal(const Args&... args) const {
-    static_assert(detail::launch_argument_count_check<sizeof...(Params), sizeof...(Args)>::value);
+    static_assert(detail::launch_argument_count_fits<sizeof...(Params), sizeof...(Args)>());
     return marshal_checked(std::index_sequence_for<Args...>{}, args...);
   }
 
   template <std::size_t... I, class... Args>
   std::vector<runtime::KernelArgument> marshal_checked(std::index_sequence<I...>, const Args&... args) const {
-    static_assert((detail::launch_argument_check<I, Params, Args>::value && ...));
-    return {detail::to_argument<Params>(args, I, name())...};
+    static_assert((detail::launch_argument_fits<I, Params, Args>() && ...));
+    return {detail::to_argument<Params>(args, I, name(), program_->traced())...};
   }
 
   template <std::size_t... I>
@@ -244,7 +236,7 @@ Kernel<Params...> compile_with(std::tuple<Params...>*, const CompileOptions& opt
   if (!slot) {
     const auto start = std::chrono::steady_clock::now();
     slot = build_program(
-        kernel_display_name<Fn>(), {ir_type<Params>()...},
+        kernel_display_name<Fn>(), {ir_type<Params>()...}, registered_parameter_names<Fn, sizeof...(Params)>(),
         [](const std::vector<ir::Value*>& args) {
           [&]<std::size_t... I>(std::index_sequence<I...>) {
             Fn(Params(args[I])...);

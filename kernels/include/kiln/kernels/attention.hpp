@@ -336,3 +336,8 @@ AttentionReference attention_reference(const std::vector<C>& q, const std::vecto
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::attention, "q", "k", "v", "o", "lse", "seq", "heads", "sm_scale", "stride_batch",
+                "stride_head", "stride_seq");
+KILN_PARAMETERS(kiln::kernels::attention_with_key_lengths, "q", "k", "v", "o", "lse", "key_lengths", "seq", "heads",
+                "sm_scale", "stride_batch", "stride_head", "stride_seq");

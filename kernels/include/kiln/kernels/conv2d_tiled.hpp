@@ -54,3 +54,7 @@ void conv2d_bn_silu_tiled(kl::Ptr<T> x, kl::Ptr<T> w, kl::Ptr<kl::f32> scale, kl
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::conv2d_bn_silu_tiled, "x", "w", "scale", "shift", "y", "batch", "channels", "height",
+                "width", "out_channels", "out_height", "out_width", "kernel_h", "kernel_w", "stride", "pad", "dilation",
+                "groups");

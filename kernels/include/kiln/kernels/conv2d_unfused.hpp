@@ -58,3 +58,6 @@ runtime::LaunchStats launch_conv2d_unfused(const Conv2dPlan& plan, const Conv2dS
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::conv2d_batchnorm, "in", "scale", "shift", "out", "channels", "plane");
+KILN_PARAMETERS(kiln::kernels::silu_elementwise, "in", "out", "size");

@@ -124,3 +124,5 @@ ReferenceWithBounds dropout_reference(const std::vector<C>& x, float p, std::uin
 inline double normwise_tolerance(const ReferenceWithBounds& ref) { return normwise_tolerance(ref.values, ref.bounds); }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::dropout, "x", "out", "n", "p", "seed", "offset");

@@ -275,3 +275,7 @@ LayerNormBounds layer_norm_error_bounds(const std::vector<C>& x, const std::vect
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::layer_norm_forward, "x", "weight", "bias", "y", "mean_out", "rstd_out", "n", "eps");
+KILN_PARAMETERS(kiln::kernels::layer_norm_forward_row_tile, "x", "weight", "bias", "y", "mean_out", "rstd_out", "n",
+                "eps");

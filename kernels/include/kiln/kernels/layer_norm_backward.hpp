@@ -284,3 +284,9 @@ LayerNormBackwardBounds layer_norm_backward_error_bounds(const std::vector<C>& d
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::layer_norm_backward_rows_tiled, "dy", "x", "weight", "mean", "rstd", "dx", "partial_dw",
+                "partial_db", "rows", "n");
+KILN_PARAMETERS(kiln::kernels::layer_norm_backward_rows, "dy", "x", "weight", "mean", "rstd", "dx", "partial_dw",
+                "partial_db", "rows", "n");
+KILN_PARAMETERS(kiln::kernels::layer_norm_backward_reduce, "partial_dw", "partial_db", "dw", "db", "groups", "n");

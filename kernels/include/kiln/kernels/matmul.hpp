@@ -192,3 +192,6 @@ ReferenceWithBounds matmul_reference(const std::vector<C>& a, const std::vector<
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::matmul, "a", "b", "c", "bias", "m", "n", "k", "stride_am", "stride_ak", "stride_bk",
+                "stride_bn", "stride_cm", "stride_cn", "p", "seed", "offset");

@@ -30,3 +30,5 @@ void bias_gelu(kl::Ptr<kl::f32> x, kl::Ptr<T> bias, kl::Ptr<Out> out, kl::i32 m,
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::bias_gelu, "x", "bias", "out", "m", "n", "stride_xm", "stride_om");

@@ -179,3 +179,6 @@ inline RmsNormBounds rms_norm_error_bounds(const RmsNormReference& ref, std::int
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::rms_norm_forward, "x", "weight", "y", "rstd_out", "n", "eps");
+KILN_PARAMETERS(kiln::kernels::rms_norm_forward_row_tile, "x", "weight", "y", "rstd_out", "n", "eps");

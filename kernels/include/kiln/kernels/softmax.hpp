@@ -59,3 +59,5 @@ std::vector<C> softmax_reference(const std::vector<C>& x, int rows, int cols) {
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::softmax, "in", "out", "n_cols", "in_stride", "out_stride");

@@ -26,3 +26,5 @@ std::vector<C> vector_add_reference(const std::vector<C>& x, const std::vector<C
 }
 
 }  // namespace kiln::kernels
+
+KILN_PARAMETERS(kiln::kernels::vector_add, "x", "y", "out", "n");

@@ -141,7 +141,8 @@ runtime::KernelArgument to_argument(const Arg& a, std::size_t index, std::string
   runtime::KernelArgument out;
   using T = typename Param::storage;
   if constexpr (std::is_same_v<Param, Pointer<T>>) {
-    out.range = a.range("argument " + std::to_string(index));
+    // Unnamed: the devices name the range after the kernel's parameter.
+    out.range = a.range({});
     out.bits = out.range.begin;
   } else {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {

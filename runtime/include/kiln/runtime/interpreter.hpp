@@ -18,7 +18,7 @@ namespace kiln::runtime {
 struct MemoryRange {
   std::uintptr_t begin = 0;
   std::uintptr_t end = 0;  // one past the last byte
-  std::string name;        // for messages: the kernel parameter's name
+  std::string name;        // for messages (quoted there); empty: the kernel names its parameter
 };
 
 /// One launch argument: the raw bits of a scalar (zero-extended into 64
