@@ -301,7 +301,12 @@ int main() {
     for (int i = 0; i < kPoints; i += 10) (i % 20 == 0 ? px : py)[i] = NAN;
     auto x = kl::Buffer<float>::from(px), y = kl::Buffer<float>::from(py);
     kl::Buffer<float> degrees(kPoints), scaled(kPoints);
-    kl::compile<polar<kBlock>>().launch(kl::cdiv(kPoints, kBlock), x, y, degrees, scaled, kPoints, power);
+    // [book:row_autotune]
+    const auto tuned = kl::autotune(kl::config<polar<kBlock>>({.num_warps = 4}, kBlock),
+                                    kl::config<polar<kBlock / 2>>({.num_warps = 2}, kBlock / 2))
+                           .key<4>();
+    tuned.launch([&](int block) { return kl::Grid(kl::cdiv(kPoints, block)); }, x, y, degrees, scaled, kPoints, power);
+    // [/book:row_autotune]
     const std::vector<float> angles = degrees.to_host(), powers = scaled.to_host();
     int outside = 0;
     for (int i = 0; i < kPoints; ++i) {

@@ -55,14 +55,18 @@ LaunchStats Program::launch(const Device& device, Grid grid, std::span<const Ker
                                   std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
                                   std::to_string(grid[2]) + ")");
   if (device.kind() == Device::Kind::cpu) return interpreter_.launch(grid, args, device.threads());
-  const CompiledKernel* compiled = nullptr;
-  {
-    std::lock_guard lock(compiled_mutex_);
-    auto& slot = compiled_[device.name()];
-    if (!slot) slot = compile_for_device(*this, device);
-    compiled = slot.get();
-  }
-  return compiled->launch(device, grid, args);
+  return compiled_for(device).launch(device, grid, args);
+}
+
+void Program::compile_for(const Device& device) const {
+  if (device.kind() != Device::Kind::cpu) compiled_for(device);
+}
+
+const CompiledKernel& Program::compiled_for(const Device& device) const {
+  std::lock_guard lock(compiled_mutex_);
+  auto& slot = compiled_[device.name()];
+  if (!slot) slot = compile_for_device(*this, device);
+  return *slot;
 }
 
 }  // namespace kiln::runtime

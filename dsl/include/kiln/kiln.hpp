@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kiln/dsl/arith.hpp"
+#include "kiln/dsl/autotune.hpp"
 #include "kiln/dsl/control.hpp"
 #include "kiln/dsl/creation.hpp"
 #include "kiln/dsl/debug.hpp"

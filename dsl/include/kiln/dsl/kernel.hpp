@@ -47,7 +47,7 @@ struct CompileOptions {
   /// aligned pointers are marked so (`{divisibility = 16}` in the IR).
   bool specialize = true;
   /// Print the IR after this pass ("all" for every pass) to stderr.
-  std::string dump_after;
+  std::string dump_after{};
   /// Print each pass's time to stderr.
   bool timing = false;
 

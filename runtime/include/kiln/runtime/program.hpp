@@ -65,8 +65,14 @@ class Program : public std::enable_shared_from_this<Program> {
   /// Runs the program over `grid` on `device`: interpreted on `cpu`, else
   /// compiled for the device on its first launch there.
   LaunchStats launch(const Device& device, Grid grid, std::span<const KernelArgument> args) const;
+  /// Compiles the program for `device` now, as its first launch there would
+  /// (nothing to do on `cpu`), and keeps it; throws what that compile throws
+  /// (e.g. more shared memory than the target gives a program).
+  void compile_for(const Device& device) const;
 
  private:
+  const CompiledKernel& compiled_for(const Device& device) const;
+
   std::unique_ptr<ir::Function> traced_;
   std::unique_ptr<ir::Function> optimized_;
   std::string display_name_;
