@@ -216,8 +216,12 @@ class Autotuned {
   /// (Triton's prune_configs_by).
   using PruneFunction = std::function<bool(const Meta&, const CompileOptions&, const TuneKey&)>;
 
-  Autotuned(std::string name, std::vector<Entry> entries)
-      : name_(std::move(name)), compilation_(std::make_shared<Compilation>()), choices_(std::make_shared<Choices>()) {
+  /// `parameter_names`: the kernel's registered names (empty: unnamed).
+  Autotuned(std::string name, std::vector<std::string> parameter_names, std::vector<Entry> entries)
+      : name_(std::move(name)),
+        parameter_names_(std::move(parameter_names)),
+        compilation_(std::make_shared<Compilation>()),
+        choices_(std::make_shared<Choices>()) {
     compilation_->entries = std::move(entries);
   }
 
@@ -303,7 +307,7 @@ class Autotuned {
   template <class GridSpec, class... Args>
   runtime::LaunchStats launch_on(const Device& device, const GridSpec& grid, const Args&... args) const {
     static_assert(detail::autotune_grid_check<Meta, GridSpec>::value);
-    static_assert(detail::launch_argument_count_check<sizeof...(Params), sizeof...(Args)>::value);
+    static_assert(detail::launch_argument_count_fits<sizeof...(Params), sizeof...(Args)>());
     const std::vector<runtime::KernelArgument> marshalled = marshal(std::index_sequence_for<Args...>{}, args...);
     const Compiled& chosen = compiled()[choose(device, grid, marshalled, args...)];
     return chosen.kernel->launch_on(device, grid_of(grid, chosen.meta), args...);
@@ -362,8 +366,9 @@ class Autotuned {
 
   template <std::size_t... I, class... Args>
   std::vector<runtime::KernelArgument> marshal(std::index_sequence<I...>, const Args&... args) const {
-    static_assert((detail::launch_argument_check<I, Params, Args>::value && ...));
-    return {detail::to_argument<Params>(args, I, name_)...};
+    static_assert((detail::launch_argument_fits<I, Params, Args>() && ...));
+    return {detail::to_argument<Params>(
+        args, name_, [&] { return ir::parameter_label(parameter_names_[I], I, ir_type<Params>()); })...};
   }
 
   template <class... Args>
@@ -415,6 +420,7 @@ class Autotuned {
   }
 
   std::string name_;
+  std::vector<std::string> parameter_names_;
   std::shared_ptr<Compilation> compilation_;
   std::shared_ptr<Choices> choices_;
   std::function<TuneKey(const std::vector<runtime::KernelArgument>&)> key_;
@@ -438,7 +444,7 @@ typename Autotuned<Meta, P...>::Entry autotune_entry(const Config<Fn, Meta>& c, 
               " num_stages=" + std::to_string(c.options.num_stages),
           c.options, c.meta, [options = c.options] {
             return build_program(
-                kernel_display_name<Fn>(), {ir_type<P>()...},
+                kernel_display_name<Fn>(), {ir_type<P>()...}, registered_parameter_names<Fn, sizeof...(P)>(),
                 [](const std::vector<ir::Value*>& args) {
                   [&]<std::size_t... I>(std::index_sequence<I...>) {
                     Fn(P(args[I])...);
@@ -446,6 +452,12 @@ typename Autotuned<Meta, P...>::Entry autotune_entry(const Config<Fn, Meta>& c, 
                 },
                 options);
           }};
+}
+
+/// The parameter names registered for configuration `c`'s kernel template.
+template <auto Fn, class Meta, class... P>
+std::vector<std::string> config_parameter_names(const Config<Fn, Meta>&, std::tuple<P...>*) {
+  return registered_parameter_names<Fn, sizeof...(P)>();
 }
 
 template <class First, class... Configs, std::size_t... I>
@@ -458,8 +470,9 @@ auto autotune_from(std::index_sequence<I...>, const First& first, const Configs&
   // Past a failed check, build nothing: the assert is the one error.
   if constexpr ((std::is_same_v<Params, typename config_traits<Configs>::params> && ...) &&
                 (std::is_same_v<Meta, typename config_traits<Configs>::meta> && ...))
-    return Tuned(kernel_base_name(first), {autotune_entry(first, static_cast<Params*>(nullptr)),
-                                           autotune_entry(rest, static_cast<Params*>(nullptr))...});
+    return Tuned(
+        kernel_base_name(first), config_parameter_names(first, static_cast<Params*>(nullptr)),
+        {autotune_entry(first, static_cast<Params*>(nullptr)), autotune_entry(rest, static_cast<Params*>(nullptr))...});
 }
 
 }  // namespace detail

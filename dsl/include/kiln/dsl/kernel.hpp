@@ -113,8 +113,10 @@ constexpr bool launch_argument_count_fits() {
 [[noreturn]] void fail_argument_range(std::string_view kernel, const std::string& parameter, std::string_view dtype,
                                       std::string_view value);
 
-template <class Param, class Arg>
-runtime::KernelArgument to_argument(const Arg& a, std::size_t index, std::string_view kernel, const ir::Function& fn) {
+/// Argument `a` of parameter Param as the devices take it; `label()` names
+/// the parameter where its value does not fit.
+template <class Param, class Arg, class Label>
+runtime::KernelArgument to_argument(const Arg& a, std::string_view kernel, const Label& label) {
   runtime::KernelArgument out;
   if constexpr (Pointer<Param>) {
     // Unnamed: the devices name the range after the kernel's parameter.
@@ -123,8 +125,7 @@ runtime::KernelArgument to_argument(const Arg& a, std::size_t index, std::string
   } else {
     using C = storage_of<Param>;
     if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-      if (!std::in_range<C>(a))
-        fail_argument_range(kernel, ir::parameter_label(fn, index), ir::dtype_name(dtype_v<C>), std::to_string(a));
+      if (!std::in_range<C>(a)) fail_argument_range(kernel, label(), ir::dtype_name(dtype_v<C>), std::to_string(a));
     }
     C value = static_cast<C>(a);
     std::memcpy(&out.bits, &value, sizeof(C));
@@ -214,7 +215,8 @@ class Kernel {
   template <std::size_t... I, class... Args>
   std::vector<runtime::KernelArgument> marshal_checked(std::index_sequence<I...>, const Args&... args) const {
     static_assert((detail::launch_argument_fits<I, Params, Args>() && ...));
-    return {detail::to_argument<Params>(args, I, name(), program_->traced())...};
+    const ir::Function& traced = program_->traced();
+    return {detail::to_argument<Params>(args, name(), [&] { return ir::parameter_label(traced, I); })...};
   }
 
   template <std::size_t... I>

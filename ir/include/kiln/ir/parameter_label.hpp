@@ -13,4 +13,8 @@ namespace kiln::ir {
 /// `parameter 2 (Ptr<f16>)`, counted from 1 and with its DSL type.
 std::string parameter_label(const Function& fn, std::size_t index);
 
+/// The same label for parameter `index` of type `type` named `name` (empty:
+/// unnamed), where no traced function is at hand.
+std::string parameter_label(const std::string& name, std::size_t index, const Type& type);
+
 }  // namespace kiln::ir
