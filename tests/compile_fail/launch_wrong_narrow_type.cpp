@@ -1,4 +1,5 @@
-// expect: error: [^"]*kiln::launch_error<[^"]*"launch argument 1 is Buffer<bf16>; parameter 1 is Ptr<f16>, which takes a Buffer<f16>"
+// expect: error: [^"]*kiln::launch_error<[^"]*"launch argument 1 is Buffer<bf16>; parameter 1 is Ptr<f16>,
+// expect: parameter 1 is Ptr<f16>, which takes a Buffer<f16>"
 // An f16 kernel launched on a bf16 buffer: the first error line names the
 // parameter (1-based) and both types by their dtype names, f16 and bf16.
 #include "kiln/kiln.hpp"

@@ -1,4 +1,5 @@
-// expect: error: [^"]*kiln::launch_error<[^"]*"launch argument 2 is double; parameter 2 is i32, which takes a C\+\+ integer"
+// expect: error: [^"]*kiln::launch_error<[^"]*"launch argument 2 is double; parameter 2 is i32,
+// expect: parameter 2 is i32, which takes a C\+\+ integer"
 // A row count computed in floating point and passed to an i32 parameter: the
 // message says what the parameter takes.
 #include "kiln/kiln.hpp"

@@ -1,4 +1,5 @@
-// expect: error: [^"]*kiln::launch_error<[^"]*"launch argument 2 is Buffer<f32>; parameter 2 is Ptr<i32>, which takes a Buffer<i32>"
+// expect: error: [^"]*kiln::launch_error<[^"]*"launch argument 2 is Buffer<f32>; parameter 2 is Ptr<i32>,
+// expect: parameter 2 is Ptr<i32>, which takes a Buffer<i32>"
 // A gather launched with indices kept in a float buffer on the host: the
 // kernel's index parameter is a Ptr<i32>.
 #include "kiln/kiln.hpp"
