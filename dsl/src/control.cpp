@@ -28,6 +28,24 @@ void check_condition(const char* construct, ir::Value* cond, const std::source_l
                                         loc);
 }
 
+void return_if(ir::Value* cond, const std::source_location& loc) {
+  check_condition("return_if", cond, loc);
+  TraceContext& ctx = TraceContext::current("return_if");
+  if (!ctx.at_top_level())
+    ctx.fail(
+        "return_if: only at the kernel's top level, not inside a kl::range, kl::if_ or kl::while_ body; "
+        "carry a kl::Var flag out of the construct and test it after",
+        loc);
+  // if cond { } else { the rest of the kernel }: the else region stays open
+  // until the trace ends, and needs no yield as it yields nothing.
+  ir::Operation* op = emit_op(ir::OpCode::if_, {cond}, {}, {}, 2, loc);
+  {
+    InsertionScope then_scope(op->regions[0].get());
+    emit_yield({}, loc);
+  }
+  ctx.continue_in(op->regions[1].get());
+}
+
 }  // namespace detail
 
 range::iterator range::begin() {

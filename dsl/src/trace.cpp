@@ -1,7 +1,9 @@
 // The tracer's state and the non-template emission helpers.
 #include "kiln/dsl/trace.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace kiln::detail {
 
@@ -39,7 +41,28 @@ bool TraceContext::active() { return current_trace != nullptr; }
 
 std::unique_ptr<ir::Function> TraceContext::take_function() { return std::move(fn_); }
 
+bool TraceContext::same_level(const ir::Block* here, const ir::Block* home) const {
+  while (here != home && std::find(continuations_.begin(), continuations_.end(), here) != continuations_.end())
+    here = here->parent->parent;
+  return here == home;
+}
+
+void TraceContext::continue_in(ir::Block* rest) {
+  continuations_.push_back(rest);
+  builder_.set_insertion_end(rest);
+}
+
 void TraceContext::fail(const std::string& what, const std::source_location& loc) const { fail(what, to_ir(loc)); }
+
+std::string traced_type(const ir::Value* v) { return ir::to_string(v->type); }
+
+void static_print(const std::string& prefix, const std::vector<std::string>& parts, const std::source_location& loc) {
+  std::string line = "kernel " + TraceContext::current("static_print").function().name + ": static_print at " +
+                     ir::to_string(to_ir(loc)) + ": " + prefix;
+  for (const std::string& part : parts) line += " " + part;
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
 
 void TraceContext::fail(const std::string& what, const ir::SourceLoc& loc) const {
   std::string where = ir::to_string(loc);
@@ -129,7 +152,7 @@ namespace {
 void check_assignment_at(const ir::Block* home, const ir::SourceLoc& loc) {
   if (!home || !TraceContext::active()) return;
   TraceContext& ctx = TraceContext::current("assignment");
-  if (ctx.block() != home)
+  if (!ctx.same_level(ctx.block(), home))
     ctx.fail(
         "assignment inside a runtime loop or branch to a value declared outside it; "
         "declare it as kl::Var to carry it across iterations and branches",

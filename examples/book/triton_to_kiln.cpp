@@ -36,6 +36,9 @@ void rows(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> log_softmax, kl::Ptr<kl::f16> gat
   auto lse = kl::log(kl::sum(kl::exp(shifted), kl::axis<1>, kl::keep_dims));
   kl::store(log_softmax + r * n + c, shifted - lse, mask);
   // [/book:row_softmax]
+  // [book:row_static_print]
+  kl::static_print("v", v);  // while tracing: "v tile<8x64xf32>"
+  // [/book:row_static_print]
   // [book:row_gate]
   auto gate = kl::where(mask, kl::sigmoid(v), 0.0f);
   kl::store(gate_sums + r * n + c, kl::cast<kl::f16>(kl::cumsum(gate, kl::axis<1>)), mask);
@@ -138,6 +141,9 @@ void flip_rows(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> running_max, kl::Ptr<kl::f32
 template <int BLOCK>
 void polar(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> y, kl::Ptr<kl::f32> degrees, kl::Ptr<kl::f32> scaled, kl::i32 n,
            kl::f32 power) {
+  // [book:row_return]
+  kl::return_if(kl::program_id(0) * BLOCK >= n);  // the whole block lies past the end
+  // [/book:row_return]
   auto i = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
   auto mask = i < n;
   auto px = kl::load(x + i, mask), py = kl::load(y + i, mask);

@@ -106,6 +106,19 @@ void masked_copy(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
   kl::store(out + offsets, kl::load(x + offsets, mask), mask);
 }
 
+template <class S = kl::traced>
+struct ScaleArgs {
+  kl::param<S, kl::Ptr<kl::f32>> x;
+  kl::param<S, kl::i32> n;
+};
+
+template <int BLOCK>
+void scale(ScaleArgs<> a) {
+  auto offsets = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
+  auto mask = offsets < a.n;
+  kl::store(a.x + offsets, kl::load(a.x + offsets, mask) * 2.f, mask);
+}
+
 void launch_all(kl::Buffer<float>& f, kl::Buffer<int>& i, kl::Buffer<float>& out) {
   kl::compile<bias_add<4, 8>>().launch({2}, f, f, out, 8);
   kl::compile<matmul_tile<16, 32, 8>>().launch({1}, f, f, out, 8);
@@ -119,4 +132,5 @@ void launch_all(kl::Buffer<float>& f, kl::Buffer<int>& i, kl::Buffer<float>& out
   kl::compile<batched_transpose<2, 4, 8>>().launch({1}, f, out);
   kl::compile<column_sums<128>>().launch({2}, f, out);
   kl::compile<masked_copy<128>>().launch({1}, f, out, 100);
+  kl::compile<scale<128>>().launch({4}, {.x = f, .n = 500});
 }

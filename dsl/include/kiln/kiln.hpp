@@ -2,6 +2,7 @@
 // runtime API. Kernels write `namespace kl = kiln;` and use kl::….
 #pragma once
 
+#include "kiln/dsl/argument_struct.hpp"
 #include "kiln/dsl/arith.hpp"
 #include "kiln/dsl/autotune.hpp"
 #include "kiln/dsl/control.hpp"

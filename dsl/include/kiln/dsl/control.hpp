@@ -178,6 +178,19 @@ void if_(const C& cond, Then then_fn, std::source_location loc = std::source_loc
   if_(cond, then_fn, [] {}, loc);
 }
 
+namespace detail {
+void return_if(ir::Value* cond, const std::source_location& loc);
+}  // namespace detail
+
+/// Ends the program early where `cond` (a scalar i1) is true, as `if cond:
+/// return` does in a Triton kernel: the rest of the kernel runs only where
+/// it is false. Only at the kernel's top level, not inside a kl::range,
+/// kl::if_ or kl::while_ body.
+template <Numeric C>
+void return_if(const C& cond, std::source_location loc = std::source_location::current()) {
+  detail::return_if(cond.value(), loc);
+}
+
 /// A runtime loop: while cond_fn() (a scalar i1) is true, run body_fn().
 template <class Cond, class Body>
 void while_(Cond cond_fn, Body body_fn, std::source_location loc = std::source_location::current()) {

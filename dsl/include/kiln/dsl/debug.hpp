@@ -1,9 +1,12 @@
-// Debugging inside kernels: device_print, device_assert and debug_barrier.
+// Debugging inside kernels: device_print, device_assert, debug_barrier and
+// static_print.
 #pragma once
 
 #include <source_location>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "kiln/dsl/value.hpp"
 
@@ -22,6 +25,29 @@ struct PrintPrefix {
 template <Value... Xs>
 void device_print(const PrintPrefix& prefix, const Xs&... values) {
   detail::emit_op(ir::OpCode::print, {values.value()...}, {}, {{"prefix", prefix.text}}, 0, prefix.loc);
+}
+
+namespace detail {
+/// The type of traced value `v`, as the IR prints it ("tile<8x64xf32>").
+std::string traced_type(const ir::Value* v);
+/// Prints "kernel K: static_print at FILE:LINE: PREFIX PARTS..." to stdout.
+void static_print(const std::string& prefix, const std::vector<std::string>& parts, const std::source_location& loc);
+
+template <class X>
+std::string static_text(const X& x) {
+  static_assert(Value<X> || std::is_arithmetic_v<X>, "kiln: static_print takes DSL values and C++ numbers");
+  if constexpr (Value<X>) return traced_type(x.value());
+  else if constexpr (std::is_same_v<X, bool>) return x ? "true" : "false";
+  else return std::to_string(x);
+}
+}  // namespace detail
+
+/// Prints `prefix` and, for each argument, its type (a DSL value) or its
+/// value (a C++ number, such as a template argument) once, while the kernel
+/// is traced: Triton's static_print. Nothing runs on the device.
+template <class... Xs>
+void static_print(const PrintPrefix& prefix, const Xs&... values) {
+  detail::static_print(prefix.text, {detail::static_text(values)...}, prefix.loc);
 }
 
 /// A fault naming `message`, the kernel and this line if any element of

@@ -26,6 +26,11 @@
 
 namespace kiln {
 
+/// An arguments struct as the kernel sees it: DSL values.
+struct traced {};
+/// An arguments struct as a launch fills it: Buffers and numbers.
+struct host {};
+
 /// The launch grid: number of programs along x, y, z.
 struct Grid {
   int x = 1, y = 1, z = 1;
@@ -62,6 +67,20 @@ template <class... P>
 struct signature<void (*)(P...)> {
   using params = std::tuple<P...>;
 };
+
+/// A kernel parameter that is a struct A<kl::traced> (argument_struct.hpp).
+template <class T>
+struct argument_struct : std::false_type {};
+template <template <class> class A>
+struct argument_struct<A<traced>> : std::true_type {
+  using host_type = A<host>;
+};
+
+/// Kernel function Fn takes one parameter, an arguments struct.
+template <auto Fn, class Params = typename signature<decltype(Fn)>::params>
+inline constexpr bool takes_argument_struct = false;
+template <auto Fn, class P>
+inline constexpr bool takes_argument_struct<Fn, std::tuple<P>> = argument_struct<P>::value;
 
 /// Traces `body` as a kernel with parameters of the given types and verifies
 /// it: the tile IR as traced, named after `display_name` without namespaces
@@ -187,7 +206,13 @@ class Kernel {
 
   template <class... Args>
   runtime::LaunchStats launch_on(const Device& device, Grid grid, const Args&... args) const {
-    const std::vector<runtime::KernelArgument> marshalled = marshal(args...);
+    return launch_arguments(device, grid, marshal(args...));
+  }
+
+  /// Runs the kernel with arguments already checked and marshalled, one per
+  /// parameter (or records the launch, as launch does).
+  runtime::LaunchStats launch_arguments(const Device& device, Grid grid,
+                                        const std::vector<runtime::KernelArgument>& marshalled) const {
     if (LaunchRecorder* recorder = LaunchRecorder::active()) {
       const auto start = std::chrono::steady_clock::now();
       auto program = specialized(marshalled, std::index_sequence_for<Params...>{});
@@ -202,7 +227,11 @@ class Kernel {
   /// for what their values let it assume.
   template <class... Args>
   std::shared_ptr<const runtime::Program> program_for(const Args&... args) const {
-    return specialized(marshal(args...), std::index_sequence_for<Params...>{});
+    return program_for_arguments(marshal(args...));
+  }
+  std::shared_ptr<const runtime::Program> program_for_arguments(
+      const std::vector<runtime::KernelArgument>& marshalled) const {
+    return specialized(marshalled, std::index_sequence_for<Params...>{});
   }
 
  private:
@@ -229,34 +258,45 @@ class Kernel {
 };
 
 namespace detail {
+/// Traces kernel Fn with parameters Params…, passed one by one.
 template <auto Fn, class... Params>
-Kernel<Params...> compile_with(std::tuple<Params...>*, const CompileOptions& options) {
+struct positional_call {
+  static std::string_view display_name() { return kernel_display_name<Fn>(); }
+  static std::vector<std::string> names() { return registered_parameter_names<Fn, sizeof...(Params)>(); }
+  static void trace(const std::vector<ir::Value*>& args) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) { Fn(Params(args[I])...); }(std::index_sequence_for<Params...>{});
+  }
+};
+
+/// The kernel Call traces, with parameters Params…, built once per option set.
+template <class Call, class... Params>
+Kernel<Params...> compile_with(const CompileOptions& options) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const runtime::Program>> cache;
   std::lock_guard lock(mutex);
   auto& slot = cache[options.key()];
   if (!slot) {
     const auto start = std::chrono::steady_clock::now();
-    slot = build_program(
-        kernel_display_name<Fn>(), {ir_type<Params>()...}, registered_parameter_names<Fn, sizeof...(Params)>(),
-        [](const std::vector<ir::Value*>& args) {
-          [&]<std::size_t... I>(std::index_sequence<I...>) {
-            Fn(Params(args[I])...);
-          }(std::index_sequence_for<Params...>{});
-        },
-        options);
+    slot = build_program(Call::display_name(), {ir_type<Params>()...}, Call::names(), Call::trace, options);
     if (LaunchRecorder* recorder = LaunchRecorder::active())
       recorder->compiles.push_back({slot->display_name(), milliseconds_since(start)});
   }
   return Kernel<Params...>(slot);
 }
+
+template <auto Fn, class... Params>
+Kernel<Params...> compile_positional(std::tuple<Params...>*, const CompileOptions& options) {
+  return compile_with<positional_call<Fn, Params...>, Params...>(options);
+}
 }  // namespace detail
 
-/// Traces and optimizes kernel function Fn (cached per option set).
+/// Traces and optimizes kernel function Fn (cached per option set). A
+/// kernel whose one parameter is an arguments struct compiles through the
+/// overload in argument_struct.hpp.
 template <auto Fn>
 auto compile(const CompileOptions& options = {}) {
   using Params = typename detail::signature<decltype(Fn)>::params;
-  return detail::compile_with<Fn>(static_cast<Params*>(nullptr), options);
+  return detail::compile_positional<Fn>(static_cast<Params*>(nullptr), options);
 }
 
 }  // namespace kiln

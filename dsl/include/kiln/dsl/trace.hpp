@@ -47,6 +47,15 @@ class TraceContext {
 
   std::vector<VarBase*>& live_vars() { return vars_; }
 
+  /// True when ops in `here` run at the level of `home`: it is `home`, or
+  /// the rest of the kernel after kl::return_ifs made there.
+  bool same_level(const ir::Block* here, const ir::Block* home) const;
+  /// True where new ops go into the kernel's top level.
+  bool at_top_level() const { return same_level(block(), &fn_->body); }
+  /// From now on new ops go into `rest`, the region that runs the rest of
+  /// the kernel when a kl::return_if does not return.
+  void continue_in(ir::Block* rest);
+
   /// "kernel softmax: <what> (softmax.hpp:41)".
   [[noreturn]] void fail(const std::string& what, const std::source_location& loc) const;
   [[noreturn]] void fail(const std::string& what, const ir::SourceLoc& loc) const;
@@ -58,6 +67,7 @@ class TraceContext {
   std::unique_ptr<ir::Function> fn_;
   ir::Builder builder_;
   std::vector<VarBase*> vars_;
+  std::vector<const ir::Block*> continuations_;
   std::string deferred_;
   TraceContext* previous_;
 };
