@@ -1,10 +1,12 @@
 // Bad kl::range options are refused while tracing with one line naming the
 // option, its value and the loop's line; bad `num_stages` and `unroll`
-// attributes on a `for` op are refused by the verifier (checked verbatim).
+// attributes on a `for` op are refused by the verifier (checked verbatim); an
+// unrolled loop whose step never reaches hi faults as the loop itself does.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "error/kernel_error.hpp"
 #include "kiln/ir/parser.hpp"
 #include "kiln/ir/verifier.hpp"
 #include "kiln/kiln.hpp"
@@ -26,6 +28,14 @@ void sum(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
   kl::store(out + kl::arange<16>(), acc);
 }
 // clang-format on
+
+// Sums k = 0, step, 2 step, … below n; the step is a runtime value.
+template <int UNROLL>
+void count(kl::Ptr<kl::i32> out, kl::i32 n, kl::i32 step) {
+  kl::Var total = kl::zeros<kl::i32, 16>();
+  for (auto k : kl::range(0, n, step, {.unroll = UNROLL})) total += k;
+  kl::store(out + kl::arange<16>(), total);
+}
 
 }  // namespace loop_option_kernels
 
@@ -57,6 +67,14 @@ TEST(LoopOptionsError, UnrollOutOfRange) {
   EXPECT_EQ(zero, "kernel sum: kl::range: unroll must be from 1 to 128, got 0" + at_line(failing_line));
   const std::string too_many = trace_error<loop_option_kernels::sum<2, 129>>();
   EXPECT_EQ(too_many, "kernel sum: kl::range: unroll must be from 1 to 128, got 129" + at_line(failing_line));
+}
+
+TEST(LoopOptionsError, AStepThatNeverReachesHiFaultsAsWithoutUnrolling) {
+  kl::Buffer<int> out(16);
+  auto fault = [&](auto kernel) { return kiln::test::kernel_error([&] { kernel.launch(1, out, 10, 0); }); };
+  const std::string unrolled = fault(kl::compile<loop_option_kernels::count<4>>());
+  EXPECT_NE(unrolled.find("has step 0, which never reaches 10 from 0"), std::string::npos) << unrolled;
+  EXPECT_EQ(unrolled, fault(kl::compile<loop_option_kernels::count<1>>()));
 }
 
 std::string verify_error(const std::string& attributes, const std::string& bound_type = "i32") {
