@@ -12,8 +12,9 @@
 // overflow. When hi < lo, main_hi lies between hi and lo (division truncates
 // toward zero) and neither loop runs. main_hi is lo when step is not positive
 // (the second loop is then the original loop, and faults where it did) or
-// U*step does not fit in i32. So the main loop's induction variable never
-// passes main_hi <= hi, nor does any body copy's iv + k*step: no overflow.
+// U*step does not fit in i32. So whenever the main loop runs, main_hi <= hi,
+// and neither its induction variable nor a body copy's iv + k*step passes
+// main_hi: no i32 overflow that the loop itself would not have.
 //
 // The main loop keeps the loop's `num_stages`; the second, which runs fewer
 // than U times, gets `num_stages = 1` (pipelining it would fill rings for
