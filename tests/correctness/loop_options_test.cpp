@@ -125,7 +125,7 @@ std::vector<std::tuple<int, int, int>> trip_cases(std::uint32_t seed) {
   return cases;
 }
 
-TEST(LoopUnroll, CarriedValuesMatchTheLoopWithoutUnrolling) {
+TEST(UnrolledRange, CarriedValuesMatchTheLoopWithoutUnrolling) {
   const std::vector<float> host = random_values<float>(kRows * kLanes, 91);
   const auto x = kl::Buffer<float>::from(host);
   expect_unrolled_matches<2>(x, host, trip_cases<2>(92));
@@ -133,7 +133,7 @@ TEST(LoopUnroll, CarriedValuesMatchTheLoopWithoutUnrolling) {
   expect_unrolled_matches<8>(x, host, trip_cases<8>(94));
 }
 
-TEST(LoopUnroll, NestedUnrolledLoopsMatchTheLoopsWithoutUnrolling) {
+TEST(UnrolledRange, NestedUnrolledLoopsMatchTheLoopsWithoutUnrolling) {
   const std::vector<float> host = random_values<float>(kRows * kLanes, 95);
   const auto x = kl::Buffer<float>::from(host);
   for (int n : {0, 1, 4, 7}) {
