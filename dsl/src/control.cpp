@@ -1,6 +1,10 @@
 // Runtime loops and branches: the non-template parts of range, if_ and while_.
 #include "kiln/dsl/control.hpp"
 
+#include <string>
+
+#include "kiln/ir/passes.hpp"
+
 namespace kiln {
 
 namespace detail {
@@ -48,12 +52,26 @@ void return_if(ir::Value* cond, const std::source_location& loc) {
 
 }  // namespace detail
 
+void range::check_options(const LoopOptions& options) {
+  auto& ctx = detail::TraceContext::current("range");
+  if (options.num_stages && *options.num_stages < 1)
+    ctx.fail(
+        "kl::range: num_stages must be at least 1 (1 turns pipelining off), got " + std::to_string(*options.num_stages),
+        loc_);
+  if (options.unroll < 1 || options.unroll > ir::kMaxLoopUnroll)
+    ctx.fail("kl::range: unroll must be from 1 to " + std::to_string(ir::kMaxLoopUnroll) + ", got " +
+                 std::to_string(options.unroll),
+             loc_);
+  if (options.num_stages) attributes_.emplace_back("num_stages", std::int64_t{*options.num_stages});
+  if (options.unroll > 1) attributes_.emplace_back("unroll", std::int64_t{options.unroll});
+}
+
 range::iterator range::begin() {
   auto& ctx = detail::TraceContext::current("range");
   vars_ = ctx.live_vars();
   std::vector<ir::Value*> operands = bounds_;
   for (ir::Value* v : detail::current_values(vars_)) operands.push_back(v);
-  op_ = detail::emit_op(ir::OpCode::for_, operands, detail::value_types(vars_), {}, 1, loc_);
+  op_ = detail::emit_op(ir::OpCode::for_, operands, detail::value_types(vars_), attributes_, 1, loc_);
   ir::Block* body = op_->regions[0].get();
   ctx.function().add_argument(*body, bounds_[0]->type);
   std::vector<ir::Value*> args;

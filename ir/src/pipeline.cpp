@@ -1,9 +1,11 @@
 // The generic optimisation pipeline: canonicalize, cse, licm, dce to a fixed
-// point, then software pipelining and the four again, each pass timed, dumped
-// and verified on request.
+// point, then loop unrolling and software pipelining, each followed by the
+// four again when it changed the kernel; each pass timed, dumped and
+// verified on request.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <string_view>
 
 #include "kiln/ir/passes.hpp"
 #include "kiln/ir/printer.hpp"
@@ -61,14 +63,22 @@ void simplify(Function& fn, const PipelineOptions& options, std::ostream& log) {
   }
 }
 
+bool any_loop_has(const Function& fn, std::string_view attribute) {
+  bool found = false;
+  walk(fn.body, [&](Operation& op) { found |= op.code == OpCode::for_ && op.has_attribute(attribute); });
+  return found;
+}
+
 }  // namespace
 
 void optimize(Function& fn, const PipelineOptions& options) {
   std::ostream& log = options.log ? *options.log : std::cerr;
   if (options.verify_each) verify(fn);
   simplify(fn, options, log);
+  if (any_loop_has(fn, "unroll") && run_pass("unroll", unroll_loops, fn, options, log)) simplify(fn, options, log);
   auto pipeline = [&](Function& f) { return pipeline_dot_loads(f, options.num_stages); };
-  if (options.num_stages > 1 && run_pass("pipeline", pipeline, fn, options, log)) simplify(fn, options, log);
+  if ((options.num_stages > 1 || any_loop_has(fn, "num_stages")) && run_pass("pipeline", pipeline, fn, options, log))
+    simplify(fn, options, log);
 }
 
 }  // namespace kiln::ir

@@ -1,8 +1,9 @@
 // Software pipelining of the loads that feed a `dot` in a `for` loop (OPS.md,
 // "Shared buffers"), as Triton's pipeliner does for its matmul loops: each
 // such load becomes an async_copy issued num_stages - 1 iterations ahead into
-// a ring of num_stages shared slots, and a local_load of the slot its own
-// iteration's copy landed in. With S stages and the loop `for iv = lo; iv < hi;
+// a ring of num_stages shared slots (the loop's own `num_stages` attribute,
+// else the kernel's), and a local_load of the slot its own iteration's copy
+// landed in. With S stages and the loop `for iv = lo; iv < hi;
 // iv += step`:
 //
 //   before the loop   ring = local_alloc
@@ -270,15 +271,17 @@ int stages_that_fit(const std::vector<PipelinedLoad>& loads, int stages) {
 }  // namespace
 
 bool pipeline_dot_loads(Function& fn, int num_stages) {
-  if (num_stages < 2) return false;
   std::vector<Operation*> loops;
   walk(fn.body, [&](Operation& op) {
     if (op.code == OpCode::for_ && !writes_memory(op)) loops.push_back(&op);
   });
   bool changed = false;
   for (Operation* loop : loops) {
+    const int asked =
+        loop->has_attribute("num_stages") ? static_cast<int>(loop->int_attribute("num_stages")) : num_stages;
+    if (asked < 2) continue;
     std::vector<PipelinedLoad> loads = pipelined_loads(*loop);
-    const int stages = stages_that_fit(loads, num_stages);
+    const int stages = stages_that_fit(loads, asked);
     if (loads.empty() || stages < 2) continue;
     LoopPipeliner(fn, *loop, std::move(loads), stages).run();
     changed = true;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kiln/ir/attribute_enums.hpp"
+#include "kiln/ir/passes.hpp"
 
 namespace kiln::ir {
 
@@ -441,6 +442,14 @@ void verify_for(const Operation& op) {
   arguments.insert(arguments.end(), carried.begin(), carried.end());
   expect_region_arguments(op, *op.regions[0], arguments, "body");
   expect_yield(op, *op.regions[0], carried, "body");
+  if (op.has_attribute("num_stages") && int_attr(op, "num_stages") < 1)
+    fail(op, "attribute 'num_stages' must be at least 1, got " + std::to_string(int_attr(op, "num_stages")));
+  if (!op.has_attribute("unroll")) return;
+  const std::int64_t unroll = int_attr(op, "unroll");
+  if (unroll < 1 || unroll > kMaxLoopUnroll)
+    fail(op,
+         "attribute 'unroll' must be from 1 to " + std::to_string(kMaxLoopUnroll) + ", got " + std::to_string(unroll));
+  if (lo->type != Type::scalar(DType::i32)) fail(op, "an unrolled loop needs i32 bounds", {lo});
 }
 
 void verify_if(const Operation& op) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <exception>
+#include <optional>
 #include <source_location>
 #include <type_traits>
 #include <vector>
@@ -84,18 +85,35 @@ class Var : public T, public detail::VarBase {
 template <class T>
 Var(T) -> Var<plain_t<T>>;
 
+/// How one kl::range loop is compiled (Triton's tl.range arguments); the
+/// results are the same whatever they say. Passed by name:
+///   for (auto k : kl::range(0, n, 64, {.num_stages = 2, .unroll = 4}))
+struct LoopOptions {
+  /// Software-pipelining depth of this loop, in place of the kernel's
+  /// CompileOptions::num_stages: 1 keeps its loads as they are, N > 1
+  /// issues the copies of loads feeding `dot` N - 1 iterations ahead into
+  /// rings of N shared slots. Unset: the kernel's.
+  std::optional<int> num_stages{};
+  /// Copies of the body per iteration of the loop that runs first (it steps
+  /// by unroll * step); the iterations left over (fewer than `unroll`) run in
+  /// a second loop with the body once. 1 to 128; 1 leaves the loop as it is.
+  int unroll = 1;
+};
+
 /// A runtime loop: for (auto k : kl::range(lo, hi, step)) runs the body with
 /// k = lo, lo+step, … while k < hi (step > 0). lo, hi and step are i32 values
-/// or C++ integers; k is an i32.
+/// or C++ integers; k is an i32. `options` pipelines or unrolls this loop.
 class range {
  public:
   template <class Lo, class Hi, class Step = int>
     requires((Numeric<Lo> || Literal<Lo>) && (Numeric<Hi> || Literal<Hi>) && (Numeric<Step> || Literal<Step>))
-  range(const Lo& lo, const Hi& hi, const Step& step = 1, std::source_location loc = std::source_location::current())
+  range(const Lo& lo, const Hi& hi, const Step& step = 1, LoopOptions options = {},
+        std::source_location loc = std::source_location::current())
       : loc_(loc) {
     check_bound<Lo>();
     check_bound<Hi>();
     check_bound<Step>();
+    check_options(options);
     constexpr ir::DType d = ir::DType::i32;
     bounds_ = {detail::materialize(lo, d, {}, loc), detail::materialize(hi, d, {}, loc),
                detail::materialize(step, d, {}, loc)};
@@ -130,9 +148,12 @@ class range {
                     "kiln: range bounds must be integers of at most 32 bits (cast i64 bounds to i32)");
     }
   }
+  /// Fails naming the loop's line unless num_stages >= 1 and 1 <= unroll <= 128.
+  void check_options(const LoopOptions& options);
   void close();
 
   std::source_location loc_;
+  std::vector<std::pair<std::string, ir::Attribute>> attributes_;
   std::vector<ir::Value*> bounds_;
   std::vector<detail::VarBase*> vars_;
   ir::Operation* op_ = nullptr;

@@ -43,9 +43,10 @@ struct CompileOptions {
   /// Software-pipelining depth of loops whose loads feed tensor-core dots
   /// (ir::pipeline_dot_loads): their copies are issued num_stages - 1
   /// iterations ahead into rings of num_stages shared slots; 1 turns it off.
-  /// Every device runs the pipelined program.
+  /// A loop's own kl::range(..., {.num_stages = N}) overrides it for that
+  /// loop. Every device runs the pipelined program.
   int num_stages = 3;
-  /// Run the IR passes (canonicalize, CSE, LICM, DCE, and pipeline).
+  /// Run the IR passes (canonicalize, CSE, LICM, DCE, unroll and pipeline).
   bool optimize = true;
   /// Compile a variant per launch-argument facts, as Triton does: integers
   /// equal to 1 become constants, integers divisible by 16 and 16-byte

@@ -32,10 +32,20 @@ void specialize(Function& fn, std::vector<ArgumentFacts> facts);
 /// in each `for` loop that writes no memory, the loads feeding only `dot`
 /// operands a and b of inputs narrower than 4 bytes or rounded to tf32, with
 /// addresses computed from the induction variable,
-/// become async_copies issued `num_stages - 1` iterations ahead into rings of
-/// `num_stages` shared slots, read back with local_load. Nothing below 2
-/// stages. Returns true if a loop was pipelined.
+/// become async_copies issued `S - 1` iterations ahead into rings of `S`
+/// shared slots, read back with local_load. S is the loop's `num_stages`
+/// attribute, else `num_stages`; nothing below 2 stages. Returns true if a
+/// loop was pipelined.
 bool pipeline_dot_loads(Function& fn, int num_stages);
+
+/// The largest `unroll` a `for` loop may ask for.
+inline constexpr int kMaxLoopUnroll = 128;
+
+/// Unrolls every `for` loop with an `unroll = U` attribute (OPS.md; unroll.cpp):
+/// a loop running the body U times per iteration over the largest multiple
+/// of U iterations, then the loop itself over the rest. Returns true if a
+/// loop was unrolled.
+bool unroll_loops(Function& fn);
 
 struct PipelineOptions {
   std::string dump_after;       // pass name, or "all": print the IR after it to `log`
@@ -45,9 +55,11 @@ struct PipelineOptions {
   int num_stages = 1;           // above 1: pipeline_dot_loads with this many stages
 };
 
-/// Runs, in order, to a fixed point: canonicalize, cse, licm, dce; then, when
-/// options.num_stages > 1 and a loop was pipelined, the four again.
-/// Pass names for `dump_after`: "canonicalize", "cse", "licm", "dce", "pipeline".
+/// Runs, in order: canonicalize, cse, licm, dce to a fixed point; when a
+/// loop asks for unrolling, unroll_loops and the four again; when
+/// options.num_stages > 1 or a loop has its own num_stages,
+/// pipeline_dot_loads and, if a loop was pipelined, the four again.
+/// Pass names for `dump_after`: "canonicalize", "cse", "licm", "dce", "unroll", "pipeline".
 void optimize(Function& fn, const PipelineOptions& options = {});
 
 }  // namespace kiln::ir
