@@ -1,5 +1,5 @@
 // multiple_of: the operand copied to the result, and a fault naming the first
-// element that is not a multiple of the hint's value (OPS.md, "Hints").
+// element that is not a multiple of the hint's value (OPS.md, `multiple_of`).
 #include <cstdio>
 #include <cstring>
 
@@ -27,7 +27,7 @@ template <class E>
 KILN_ROUTINE void run_multiple_of(const Instr& ins, Exec& ex) {
   using S = typename E::S;
   std::memmove(ex.frame + ins.out[0].offset, ex.frame + ins.in[0].offset, ins.in[0].bytes);
-  const S* x = ex.at<S>(ins.in[0]);
+  const S* x = ex.at<S>(ins.out[0]);
   const auto low_bits = static_cast<std::make_unsigned_t<S>>(ins.param[0] - 1);
   const std::int64_t n = ins.in[0].numel();
   for (std::int64_t i = 0; i < n; ++i) {

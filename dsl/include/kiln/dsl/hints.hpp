@@ -27,8 +27,8 @@ constexpr bool hintable() {
 /// `row * kl::multiple_of<8>(stride) + kl::arange<BLOCK>()` loads 8-element
 /// aligned runs with vector instructions. A false promise is a fault on the
 /// cpu and emu devices, naming the kernel, the line and the first offending
-/// element; on a GPU it is not checked, and the vector accesses it allowed
-/// read the wrong addresses.
+/// element; a GPU does not check it, and there it is undefined behaviour
+/// (misaligned vector accesses, masks taken as constant where they are not).
 template <std::int64_t N, Value X>
 plain_t<X> multiple_of(const X& x, std::source_location loc = std::source_location::current()) {
   static_assert(detail::hintable<X>(), "kiln: multiple_of needs integer or pointer values");
