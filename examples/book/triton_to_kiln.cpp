@@ -60,12 +60,15 @@ void matmul_bt(kl::Ptr<kl::f16> a, kl::Ptr<kl::f16> bt, kl::Ptr<kl::f32> c, kl::
   auto col_ids = kl::program_id(1) * BLOCK_N + kl::arange<BLOCK_N>();
   auto rows = kl::expand_dims<1>(row_ids);
   auto bt_rows = kl::expand_dims<1>(col_ids);  // row j of Bt is column j of B
+  // [book:row_hints]
+  auto row_length = kl::multiple_of<8>(k);  // rows of 8 halves: each starts 16-byte aligned
+  // [/book:row_hints]
   // [book:row_loop]
   kl::Var acc = kl::zeros<kl::f32, BLOCK_M, BLOCK_N>();
   for (auto k0 : kl::range(0, k, BLOCK_K)) {
     auto ks = kl::expand_dims<0>(k0 + kl::arange<BLOCK_K>());
-    auto a_tile = kl::load(a + rows * k + ks, (rows < m) & (ks < k));          // BLOCK_M x BLOCK_K
-    auto bt_tile = kl::load(bt + bt_rows * k + ks, (bt_rows < n) & (ks < k));  // BLOCK_N x BLOCK_K
+    auto a_tile = kl::load(a + rows * row_length + ks, (rows < m) & (ks < row_length));
+    auto bt_tile = kl::load(bt + bt_rows * row_length + ks, (bt_rows < n) & (ks < row_length));
     acc = kl::dot(a_tile, kl::trans(bt_tile), acc);
   }
   // [/book:row_loop]

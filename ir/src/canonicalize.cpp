@@ -239,6 +239,14 @@ Value* simplify_to_value(const Operation& op) {
       if (op.operands[1] == op.operands[2]) return op.operands[1];
       if (auto c = int_constant(op.operands[0])) return *c ? op.operands[1] : op.operands[2];
       return nullptr;
+    case OpCode::multiple_of: {
+      // A constant that keeps the promise is the constant (the analysis sees
+      // its divisors); one that breaks it stays, for the devices to report.
+      const auto c = int_constant(op.operands[0]);
+      return c && static_cast<std::uint64_t>(*c) % static_cast<std::uint64_t>(op.int_attribute("value")) == 0
+                 ? op.operands[0]
+                 : nullptr;
+    }
     default: return nullptr;
   }
 }

@@ -31,6 +31,7 @@ bool is_pure(const Operation& op) {
 
 bool is_speculatable(const Operation& op) {
   if (!is_pure(op)) return false;
+  if (family_of(op.code) == OpFamily::hint) return false;
   const bool integer_division = op.code == OpCode::div || op.code == OpCode::rem;
   return !(integer_division && !is_float(op.results.at(0)->type.dtype));
 }

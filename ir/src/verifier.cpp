@@ -488,6 +488,18 @@ void verify_assert(const Operation& op) {
 
 void verify_barrier(const Operation&) {}
 
+// ---- Hints -------------------------------------------------------------------
+
+void verify_multiple_of(const Operation& op) {
+  const Value* x = op.operands[0];
+  if (!x->type.is_pointer && (!is_integer(x->type.dtype) || x->type.dtype == DType::i1))
+    fail(op, "operand must be integers or pointers", {x});
+  expect_type(op, op.result(), x->type, "result");
+  const std::int64_t divisor = int_attr(op, "value");
+  if (divisor <= 0 || (divisor & (divisor - 1)) != 0)
+    fail(op, "value " + std::to_string(divisor) + " is not a positive power of two", {x});
+}
+
 // ---- Shared-memory buffers ------------------------------------------------------
 
 /// One slot of ring buffer `ring`'s type: a tile of its element.

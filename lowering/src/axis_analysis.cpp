@@ -336,6 +336,8 @@ class AxisAnalysis {
       case ir::OpFamily::memory:
         if (op.code != OpCode::addptr || !in.known(2)) return std::nullopt;
         return add_like(in[0], in[1], false, ir::dtype_bytes(op.result()->type.dtype));
+      case ir::OpFamily::hint:
+        return multiple_of(in.known(1) ? in[0] : unknown(shape_of(*op.result()).size()), op.int_attribute("value"));
       case ir::OpFamily::atomic:
       case ir::OpFamily::dot:
       case ir::OpFamily::reduce:
@@ -346,6 +348,18 @@ class AxisAnalysis {
       case ir::OpFamily::shared_buffer: return std::nullopt;
     }
     return std::nullopt;
+  }
+
+  /// The user's word that every element is a multiple of `divisor` (the
+  /// devices that check hints fault otherwise): then no two neighbours are
+  /// consecutive unless the divisor is 1, and each element is its own run.
+  static AxisInfo multiple_of(const AxisInfo& x, std::int64_t divisor) {
+    if (divisor == 1) return x;
+    AxisInfo result = x;
+    const std::int64_t known = element_divisibility(x);
+    result.contiguity.assign(x.rank(), 1);
+    result.divisibility.assign(x.rank(), std::max(known, divisor));
+    return result;
   }
 
   /// constant and arange; the grid queries are unknown.

@@ -35,6 +35,7 @@ KernelDescription EmuObjectBuilder::add(const ir::Function& kernel, int num_warp
   lowering::GpuTarget target;
   target.arch = kEmulatedArch;
   target.num_warps = num_warps;
+  target.check_hints = true;
   lowering::LoweringOptions options;
   options.stop_after = "codegen";
   const lowering::GpuKernel gpu = lowering::compile_for_gpu(kernel, target, options);

@@ -37,6 +37,7 @@ std::unique_ptr<CompiledKernel> compile_for_emu(const Program& program, const Em
   lowering::GpuTarget target;
   target.arch = kEmulatedArch;
   target.num_warps = program.options().num_warps;
+  target.check_hints = true;
   lowering::LoweringOptions options;
   options.stop_after = "codegen";
   const lowering::GpuKernel gpu = lowering::compile_for_gpu(program.optimized(), target, options);

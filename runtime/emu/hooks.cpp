@@ -1,6 +1,6 @@
 // The hooks: thread and program indices, barriers, fences, warp shuffles and
 // votes, mma.sync, ldmatrix, NVVM math, libdevice's __nv_* on host libm, vprintf,
-// __assertfail, shared memory, the global and shared access checks, cp.async
+// __assertfail, failed hints, shared memory, the global and shared access checks, cp.async
 // (copies that land when a wait completes their group), and the f16/bf16
 // conversions and fused multiply-adds narrow_floats.cpp makes explicit (on
 // 16-bit patterns in 32-bit integers, the interpreter's rounding rules:
@@ -287,6 +287,26 @@ void kiln_emu_assertfail(const char* message, const char* file, std::uint32_t li
   });
 }
 
+// A hint that does not hold (kiln/lowering/compile.hpp, kHintFaultFunction),
+// reported with the cpu device's message.
+void kiln_emu_hint_fault(const char* what, std::int32_t element, std::int64_t value, std::int32_t kind) {
+  scheduler().fault([&] {
+    std::string shown;
+    if (kind == static_cast<std::int32_t>(kiln::lowering::HintValueKind::pointer)) {
+      char text[24];
+      std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+      shown = text;
+    } else if (kind == static_cast<std::int32_t>(kiln::lowering::HintValueKind::unsigned_integer)) {
+      shown = std::to_string(static_cast<std::uint64_t>(value));
+    } else {
+      shown = std::to_string(value);
+    }
+    return "kernel " + scheduler().launch().kernel->name + ": " + what + ": " +
+           (element < 0 ? std::string("the value") : "element " + std::to_string(element)) + " is " + shown + " (" +
+           scheduler().program_string() + ")";
+  });
+}
+
 // The hooks the retargeting inserts.
 void* kiln_emu_shared_memory() { return scheduler().shared_memory(); }
 void kiln_emu_check_global_access(const void* address, std::uint64_t bytes, std::uint32_t site) {
@@ -449,6 +469,7 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("__nv_saturatef", kiln_emu_nv_saturatef),
     KILN_EMU_HOOK("vprintf", kiln_emu_vprintf),
     KILN_EMU_HOOK("__assertfail", kiln_emu_assertfail),
+    KILN_EMU_HOOK(kiln::lowering::kHintFaultFunction, kiln_emu_hint_fault),
     KILN_EMU_HOOK("", kiln_emu_shared_memory),
     KILN_EMU_HOOK("", kiln_emu_check_global_access),
     KILN_EMU_HOOK("", kiln_emu_check_shared_access),

@@ -322,6 +322,7 @@ class Compiler {
       case ir::OpFamily::scan: bind_reduce(op, ins); break;
       case ir::OpFamily::control: bind_control(op, ins); break;
       case ir::OpFamily::debug: bind_debug(op, ins); break;
+      case ir::OpFamily::hint: bind_hint(op, ins); break;
       case ir::OpFamily::shared_buffer: bind_shared_buffer(op, ins); break;
       case ir::OpFamily::terminator: unsupported(op, "a yield must end a region");
     }

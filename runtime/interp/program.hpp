@@ -126,6 +126,7 @@ void bind_dot(const ir::Operation& op, Instr& ins);
 void bind_reduce(const ir::Operation& op, Instr& ins);
 void bind_control(const ir::Operation& op, Instr& ins);
 void bind_debug(const ir::Operation& op, Instr& ins);
+void bind_hint(const ir::Operation& op, Instr& ins);
 void bind_shared_buffer(const ir::Operation& op, Instr& ins);
 /// Bytes of scratch the dot routine needs for `op`.
 std::size_t dot_scratch_bytes(const ir::Operation& op);

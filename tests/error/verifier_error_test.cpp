@@ -434,6 +434,20 @@ TEST(VerifierError, AssertMessageWithANewline) {
             "verify: assert: the message holds the control character 0x0a; a fault report is one line");
 }
 
+TEST(VerifierError, MultipleOfNotAPowerOfTwo) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: i32) {
+  %1 = multiple_of %0 {value = 12} : i32
+})"),
+            "verify: multiple_of: value 12 is not a positive power of two, %0 is i32");
+}
+
+TEST(VerifierError, MultipleOfFloats) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<8xf32>) {
+  %1 = multiple_of %0 {value = 4} : tile<8xf32>
+})"),
+            "verify: multiple_of: operand must be integers or pointers, %0 is tile<8xf32>");
+}
+
 TEST(VerifierError, AtomicBitwiseKindOnFloats) {
   EXPECT_EQ(verify_error(R"(kernel @k(%0: ptr<f32>, %1: f32) {
   %2 = atomic_rmw %0, %1 {kind = or, order = relaxed, scope = gpu} : f32

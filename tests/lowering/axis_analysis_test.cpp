@@ -85,6 +85,32 @@ TEST(AxisAnalysis, SpecialisedVectorAddLoadsFourFloatsAtOnce) {
   EXPECT_EQ(stores, 1);
 }
 
+TEST(AxisAnalysis, MultipleOfRaisesTheDivisibilityTheArithmeticCarries) {
+  const Analysed k(R"(kernel @hinted(%0: i32, %1: ptr<i32> {divisibility = 16}) {
+  %2 = multiple_of %0 {value = 8} : i32
+  %3 = program_id {axis = 0} : i32
+  %4 = mul %3, %2 : i32
+  %5 = arange {start = 0} : tile<64xi32>
+  %6 = splat %4 : tile<64xi32>
+  %7 = add %6, %5 : tile<64xi32>
+  %8 = multiple_of %7 {value = 4} : tile<64xi32>
+  %9 = constant {value = 32} : tile<64xi32>
+  %10 = multiple_of %9 {value = 4} : tile<64xi32>
+  %11 = multiple_of %0 {value = 1} : i32
+  %12 = splat %1 : tile<64xptr<i32>>
+  %13 = addptr %12, %7 : tile<64xptr<i32>>
+  %14 = load %13 {cache = none, evict = none} : tile<64xi32>
+}
+)");
+  EXPECT_EQ(k.info(0), expected({1}, {1}, {1}));
+  EXPECT_EQ(k.info(2), expected({1}, {8}, {1}));
+  EXPECT_EQ(k.info(7), expected({64}, {8}, {1}));  // row * stride + arange: runs of 64 from multiples of 8
+  EXPECT_EQ(k.info(8), expected({1}, {4}, {1}));   // every element a multiple: no runs
+  EXPECT_EQ(k.info(10).divisibility, Sizes{32});   // a constant keeps its own, larger divisor
+  EXPECT_EQ(k.info(11), k.info(0));                // 1 promises nothing
+  EXPECT_EQ(k.first_access_width(), 4);
+}
+
 TEST(AxisAnalysis, VectorAddWithoutFactsAccessesOneElementAtATime) {
   const Analysed k(vector_add(""));
   EXPECT_EQ(k.info(13), expected({1024}, {1}, {1}));

@@ -379,6 +379,40 @@ TEST(Canonicalize, IntegerIdentitiesReturnTheOperand) {
 )");
 }
 
+TEST(Canonicalize, MultipleOfAConstantThatKeepsThePromiseIsTheConstant) {
+  EXPECT_EQ(after(canonicalize, R"(kernel @k(%0: ptr<i32>) {
+  %1 = constant {value = -48} : i32
+  %2 = multiple_of %1 {value = 16} : i32
+  %3 = constant {value = 12} : i32
+  %4 = multiple_of %3 {value = 8} : i32
+  %5 = add %2, %4 : i32
+  store %0, %5 {cache = none, evict = none}
+}
+)"),
+            R"(kernel @k(%0: ptr<i32>) {
+  %1 = constant {value = -48} : i32
+  %2 = constant {value = 12} : i32
+  %3 = multiple_of %2 {value = 8} : i32
+  %4 = add %1, %3 : i32
+  store %0, %4 {cache = none, evict = none}
+}
+)");
+}
+
+TEST(LoopInvariants, LeavesHintsInTheLoopTheyMayFaultIn) {
+  const std::string text = R"(kernel @k(%0: ptr<i32>, %1: i32, %2: i32) {
+  %3 = for %2, %1, %2, %2 : i32 {
+  ^(%4: i32, %5: i32):
+    %6 = multiple_of %1 {value = 8} : i32
+    %7 = add %5, %6 : i32
+    yield %7
+  }
+  store %0, %3 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(after(hoist_loop_invariants, text, false), text);
+}
+
 TEST(Canonicalize, IntegerTimesZeroIsZero) {
   EXPECT_EQ(after(canonicalize, R"(kernel @k(%0: i64) {
   %1 = constant {value = 0} : i64

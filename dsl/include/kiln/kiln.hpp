@@ -9,6 +9,7 @@
 #include "kiln/dsl/creation.hpp"
 #include "kiln/dsl/debug.hpp"
 #include "kiln/dsl/dot.hpp"
+#include "kiln/dsl/hints.hpp"
 #include "kiln/dsl/kernel.hpp"
 #include "kiln/dsl/math.hpp"
 #include "kiln/dsl/memory.hpp"

@@ -26,6 +26,7 @@ enum class OpFamily : std::uint8_t {
   control,        // for, if, while
   terminator,     // yield
   debug,          // print, assert, barrier
+  hint,           // multiple_of: a fact for the GPU code generator, checked by the cpu and emu devices
   shared_buffer,  // local_alloc, async_copy, async_commit, async_wait, local_load
 };
 
@@ -96,7 +97,8 @@ bool is_pure(const Operation& op);
 
 /// Pure and unable to fault, so it may run where the original program would
 /// not have run it (in front of a loop that runs zero times). Integer
-/// division by zero faults.
+/// division by zero faults, and so does a hint that does not hold (on the
+/// devices that check hints).
 bool is_speculatable(const Operation& op);
 
 }  // namespace kiln::ir

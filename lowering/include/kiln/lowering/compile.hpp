@@ -2,6 +2,7 @@
 // LLVM IR and PTX for one NVIDIA architecture out (docs/architecture.md, "The GPU lowering").
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
@@ -44,6 +45,10 @@ struct GpuTarget {
   /// dot_uses_tensor_cores says (f16/bf16, i8, f32 at tf32 precision); false
   /// keeps every dot on the FMA units.
   bool tensor_cores = true;
+  /// Check every hint (multiple_of) at run time and stop the kernel through
+  /// kHintFaultFunction where one does not hold, as the emu device does.
+  /// False for a GPU, which trusts hints, as Triton does.
+  bool check_hints = false;
 };
 
 /// How compile_for_gpu reports on its passes.
@@ -81,6 +86,15 @@ inline constexpr const char* kSharedMemoryArray = "kiln_shared";
 /// The module's named metadata holding the array's size in bytes (`!{i32 N}`),
 /// for devices that run the LLVM IR (the emu device).
 inline constexpr const char* kSharedBytesMetadata = "kiln.shared_bytes";
+
+/// `void kiln_hint_fault(ptr what, i32 element, i64 value, i32 kind)`: what
+/// the code for a target that checks hints calls where one fails (`what`:
+/// "multiple_of(16) does not hold at FILE:LINE"; `element`: the row-major
+/// index, -1 for a scalar; `value`: the element widened to 64 bits; `kind`:
+/// a HintValueKind). A device running such code supplies it.
+inline constexpr const char* kHintFaultFunction = "kiln_hint_fault";
+/// How kHintFaultFunction's `value` is printed.
+enum class HintValueKind : std::int32_t { signed_integer, unsigned_integer, pointer };
 
 /// A kernel compiled for one architecture.
 struct GpuKernel {
