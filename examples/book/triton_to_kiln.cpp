@@ -50,30 +50,36 @@ void rows(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> log_softmax, kl::Ptr<kl::f16> gat
 KILN_PARAMETERS(rows, "x", "log_softmax", "gate_sums", "argmax", "m", "n");
 // [/book:row_names]
 
-// C = A @ Bt^T for f16 A (m x k) and Bt (n x k), one program per block of C.
-// The column sums of C are added up across programs, and every program tries
-// to write its number into `winner`: seen[program] is what it found there.
+// C = A @ Bt^T for f16 A (m x k) and Bt (n x k), one program per block of C:
+// A is read through a block pointer, Bt through a tile of pointers, and C is
+// written through a block pointer. The column sums of C are added up across
+// programs, and every program tries to write its number into `winner`:
+// seen[program] is what it found there.
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K>
 void matmul_bt(kl::Ptr<kl::f16> a, kl::Ptr<kl::f16> bt, kl::Ptr<kl::f32> c, kl::Ptr<kl::f32> col_sums,
                kl::Ptr<kl::i32> winner, kl::Ptr<kl::i32> seen, kl::i32 m, kl::i32 n, kl::i32 k) {
-  auto row_ids = kl::program_id(0) * BLOCK_M + kl::arange<BLOCK_M>();
-  auto col_ids = kl::program_id(1) * BLOCK_N + kl::arange<BLOCK_N>();
-  auto rows = kl::expand_dims<1>(row_ids);
+  auto row0 = kl::program_id(0) * BLOCK_M, col0 = kl::program_id(1) * BLOCK_N;
+  auto col_ids = col0 + kl::arange<BLOCK_N>();
   auto bt_rows = kl::expand_dims<1>(col_ids);  // row j of Bt is column j of B
   // [book:row_hints]
   auto row_length = kl::multiple_of<8>(k);  // rows of 8 halves: each starts 16-byte aligned
   // [/book:row_hints]
+  // [book:row_block_ptr]
+  kl::Var a_block = kl::make_block_ptr<BLOCK_M, BLOCK_K>(a, {m, k}, {k, 1}, {row0, 0});
+  // [/book:row_block_ptr]
   // [book:row_loop]
   kl::Var acc = kl::zeros<kl::f32, BLOCK_M, BLOCK_N>();
   for (auto k0 : kl::range(0, k, BLOCK_K)) {
     auto ks = kl::expand_dims<0>(k0 + kl::arange<BLOCK_K>());
-    auto a_tile = kl::load(a + rows * row_length + ks, (rows < m) & (ks < row_length));
-    auto bt_tile = kl::load(bt + bt_rows * row_length + ks, (bt_rows < n) & (ks < row_length));
+    auto a_tile = kl::load(a_block, {.boundary_check = {0, 1}});                                 // BLOCK_M x BLOCK_K
+    auto bt_tile = kl::load(bt + bt_rows * row_length + ks, (bt_rows < n) & (ks < row_length));  // BLOCK_N x BLOCK_K
     acc = kl::dot(a_tile, kl::trans(bt_tile), acc);
+    a_block = kl::advance(a_block, {0, BLOCK_K});
   }
   // [/book:row_loop]
-  auto cols = kl::expand_dims<0>(col_ids);
-  kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
+  // [book:row_block_store]
+  kl::store(kl::make_block_ptr<BLOCK_M, BLOCK_N>(c, {m, n}, {n, 1}, {row0, col0}), acc, {.boundary_check = {0, 1}});
+  // [/book:row_block_store]
   // [book:row_atomics]
   kl::atomic_add(col_sums + col_ids, kl::sum(acc, kl::axis<0>), col_ids < n, {.order = kl::MemoryOrder::relaxed});
   auto program = kl::program_id(0) * kl::num_programs(1) + kl::program_id(1);

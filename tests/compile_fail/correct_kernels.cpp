@@ -119,6 +119,29 @@ void scale(ScaleArgs<> a) {
   kl::store(a.x + offsets, kl::load(a.x + offsets, mask) * 2.f, mask);
 }
 
+template <int BM, int BN>
+void copy_block(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 m, kl::i32 n) {
+  auto block = kl::make_block_ptr<BM, BN>(x, {m, n}, {n, 1}, {0, 0});
+  kl::store(kl::make_block_ptr<BM, BN>(out, {m, n}, {n, 1}, {0, 0}), kl::load(block));
+}
+
+template <int BM, int BK>
+void sum_rows(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 m, kl::i32 k) {
+  kl::Var block = kl::make_block_ptr<BM, BK>(x, {m, k}, {k, 1}, {0, 0});
+  kl::Var acc = kl::zeros<kl::f32, BM>();
+  for ([[maybe_unused]] auto k0 : kl::range(0, k, BK)) {
+    acc = acc + kl::sum(kl::load(block, {.boundary_check = {0, 1}}), kl::axis<1>);
+    block = kl::advance(block, {0, BK});
+  }
+  kl::store(out + kl::arange<BM>(), acc);
+}
+
+template <int BM, int BN>
+void transpose_block(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 m, kl::i32 n) {
+  auto tile = kl::load(kl::make_block_ptr<BM, BN>(x, {m, n}, {n, 1}, {0, 0}), {.boundary_check = {0, 1}});
+  kl::store(kl::make_block_ptr<BN, BM>(out, {n, m}, {m, 1}, {0, 0}), kl::trans(tile), {.boundary_check = {0, 1}});
+}
+
 void launch_all(kl::Buffer<float>& f, kl::Buffer<int>& i, kl::Buffer<float>& out) {
   kl::compile<bias_add<4, 8>>().launch({2}, f, f, out, 8);
   kl::compile<matmul_tile<16, 32, 8>>().launch({1}, f, f, out, 8);
@@ -133,4 +156,7 @@ void launch_all(kl::Buffer<float>& f, kl::Buffer<int>& i, kl::Buffer<float>& out
   kl::compile<column_sums<128>>().launch({2}, f, out);
   kl::compile<masked_copy<128>>().launch({1}, f, out, 100);
   kl::compile<scale<128>>().launch({4}, {.x = f, .n = 500});
+  kl::compile<copy_block<8, 8>>().launch({1}, f, out, 8, 8);
+  kl::compile<sum_rows<8, 16>>().launch({1}, f, out, 8, 40);
+  kl::compile<transpose_block<8, 16>>().launch({1}, f, out, 8, 16);
 }

@@ -5,6 +5,7 @@
 #include "kiln/dsl/argument_struct.hpp"
 #include "kiln/dsl/arith.hpp"
 #include "kiln/dsl/autotune.hpp"
+#include "kiln/dsl/block_pointer.hpp"
 #include "kiln/dsl/control.hpp"
 #include "kiln/dsl/creation.hpp"
 #include "kiln/dsl/debug.hpp"
