@@ -28,7 +28,8 @@ using dot_result_t = Tile<Scalar<storage_t<accumulator_dtype<A>()>>, dim_v<shape
 
 // [book:dot]
 /// acc + a @ b for a [M, K] and b [K, N]; f16/bf16/f32/fp8 inputs accumulate in
-/// f32, i8 in i32. acc is [M, N] of the accumulator dtype.
+/// f32, i8 in i32. acc is [M, N] of the accumulator dtype, or f16 for f16
+/// inputs: the sum is then formed in f32 and rounded to f16 once.
 template <Numeric A, Numeric B, Numeric Acc>
 auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
          std::source_location loc = std::source_location::current()) {
@@ -39,18 +40,27 @@ auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
                     dtype_of<A> == ir::DType::f8e5m2,
                 "kiln: dot takes f16, bf16, f32, fp8 or i8 operands");
   using R = detail::dot_result_t<A, B>;
-  static_assert(std::is_same_v<plain_t<Acc>, R>,
-                "kiln: dot accumulator must be [M, N] of the accumulator dtype (f32, or i32 for i8)");
-  return R(detail::emit(ir::OpCode::dot, {a.value(), b.value(), acc.value()}, ir_type<R>(),
-                        {{"precision", ir::symbol_attribute(opts.precision)}}, loc));
+  constexpr bool f16_out = dtype_of<A> == ir::DType::f16 && dtype_of<Acc> == ir::DType::f16;
+  static_assert(std::is_same_v<plain_t<Acc>, R> || (f16_out && std::is_same_v<shape_t<Acc>, shape_t<R>>),
+                "kiln: dot accumulator must be [M, N] of the accumulator dtype (f32, or i32 for i8; f16 also for f16 "
+                "operands)");
+  if constexpr (f16_out) {
+    const R wide(detail::emit_cast(acc.value(), ir::DType::f32, loc));
+    return plain_t<Acc>(detail::emit_cast(dot(a, b, wide, opts, loc).value(), ir::DType::f16, loc));
+  } else {
+    return R(detail::emit(ir::OpCode::dot, {a.value(), b.value(), acc.value()}, ir_type<R>(),
+                          {{"precision", ir::symbol_attribute(opts.precision)}}, loc));
+  }
 }
 // [/book:dot]
 
-/// a @ b with a zero accumulator.
-template <Numeric A, Numeric B>
+/// a @ b with a zero accumulator; kl::dot<kl::f16>(a, b) gives f16 for f16
+/// operands (Triton's out_dtype=tl.float16).
+template <class Out = void, Numeric A, Numeric B>
 auto dot(const A& a, const B& b, DotOptions opts = {}, std::source_location loc = std::source_location::current()) {
   static_assert(dot_check<shape_t<A>, shape_t<B>>::value);
-  using R = detail::dot_result_t<A, B>;
+  using Wide = detail::dot_result_t<A, B>;
+  using R = std::conditional_t<std::is_void_v<Out>, Wide, value_t<Out, shape_t<Wide>>>;
   R zero(detail::emit_constant(ir_type<R>(), 0.0, loc));
   return dot(a, b, zero, opts, loc);
 }
