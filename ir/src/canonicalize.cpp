@@ -293,6 +293,7 @@ bool trans_moves_only_unit_axes(const Operation& op) {
 /// reshape(expand_dims(x)) read x directly (both keep the row-major order);
 /// trans(trans(x)) becomes one trans of x.
 bool fold_shape_chain(Operation& op, const ValueReplacements& replacements) {
+  if (op.code != OpCode::reshape && op.code != OpCode::trans) return false;
   const Operation* inner = op.operands[0]->def;
   if (op.code == OpCode::reshape && inner && (inner->code == OpCode::reshape || inner->code == OpCode::expand_dims)) {
     op.operands[0] = replacements.resolve(inner->operands[0]);
