@@ -1,6 +1,7 @@
 // Op table expansion, attribute access, values, walking and cloning.
 #include "kiln/ir/ir.hpp"
 
+#include <algorithm>
 #include <array>
 #include <unordered_map>
 
@@ -94,6 +95,13 @@ Value* Function::add_argument(Block& block, Type type) {
   v->index = static_cast<int>(block.arguments.size());
   block.arguments.push_back(v);
   return v;
+}
+
+std::size_t position_in_block(const Operation& op) {
+  const auto& ops = op.parent->ops;
+  return static_cast<std::size_t>(
+      std::find_if(ops.begin(), ops.end(), [&](const auto& candidate) { return candidate.get() == &op; }) -
+      ops.begin());
 }
 
 void walk(const Block& block, const std::function<void(Operation&)>& fn) {

@@ -118,14 +118,6 @@ std::vector<PipelinedLoad> pipelined_loads(const Operation& loop) {
   return loads;
 }
 
-/// The index of `op` among its block's ops.
-std::size_t position_of(const Operation& op) {
-  const auto& ops = op.parent->ops;
-  return static_cast<std::size_t>(
-      std::find_if(ops.begin(), ops.end(), [&](const auto& candidate) { return candidate.get() == &op; }) -
-      ops.begin());
-}
-
 std::int64_t tile_bytes(const Type& type) { return type.numel() * dtype_bytes(type.dtype); }
 
 class LoopPipeliner {
@@ -139,7 +131,7 @@ class LoopPipeliner {
     Value* hi = loop_.operands[1];
     Value* step = loop_.operands[2];
     b_.set_loc(loop_.loc);
-    b_.set_insertion_before(&parent, position_of(loop_));
+    b_.set_insertion_before(&parent, position_in_block(loop_));
     for (const PipelinedLoad& load : loads_) {
       Shape shape = load.load->result()->type.shape;
       shape.insert(shape.begin(), stages_);
@@ -178,9 +170,9 @@ class LoopPipeliner {
     passes::ValueReplacements replacements;
     for (std::size_t j = 0; j < loads_.size(); ++j) replacements.add(loads_[j].load->result(), staged[j]);
     replacements.apply(body_);
-    for (const PipelinedLoad& load : loads_) passes::erase_op(body_, position_of(*load.load));
+    for (const PipelinedLoad& load : loads_) passes::erase_op(body_, position_in_block(*load.load));
 
-    b_.set_insertion_before(&parent, position_of(loop_) + 1);
+    b_.set_insertion_before(&parent, position_in_block(loop_) + 1);
     b_.create(OpCode::async_wait, {}, {}, {{"pending", std::int64_t{0}}});
     b_.create(OpCode::barrier, {}, {});
   }
@@ -230,7 +222,7 @@ class LoopPipeliner {
   /// r + 1 mod S) and returns its block argument.
   Value* carry_read_slot() {
     const Type slot_type = Type::scalar(DType::i32);
-    b_.set_insertion_before(loop_.parent, position_of(loop_));
+    b_.set_insertion_before(loop_.parent, position_in_block(loop_));
     loop_.operands.push_back(b_.constant_int(slot_type, 0));
     Value* result = fn_.new_value(slot_type);
     result->def = &loop_;

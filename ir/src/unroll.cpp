@@ -70,13 +70,6 @@ void copy_ops(const Block& from, Block& to, Function& fn, ValueMap& map, bool sk
   }
 }
 
-std::size_t position_of(const Operation& op) {
-  const auto& ops = op.parent->ops;
-  for (std::size_t i = 0; i < ops.size(); ++i)
-    if (ops[i].get() == &op) return i;
-  return ops.size();
-}
-
 void erase_attribute(Operation& op, std::string_view key) {
   std::erase_if(op.attributes, [&](const auto& attribute) { return attribute.first == key; });
 }
@@ -90,7 +83,7 @@ class LoopUnroller {
     erase_attribute(loop_, "unroll");
     if (factor_ == 1) return;
     b_.set_loc(loop_.loc);
-    b_.set_insertion_before(loop_.parent, position_of(loop_));
+    b_.set_insertion_before(loop_.parent, position_in_block(loop_));
     const auto [main_hi, main_step] = main_bounds();
     Operation* main =
         b_.create(OpCode::for_, {loop_.operands[0], main_hi, main_step}, result_types(), loop_.attributes, 1);

@@ -60,12 +60,6 @@ std::optional<std::size_t> release_point(const ir::Block& block, std::size_t all
   return std::nullopt;
 }
 
-std::size_t position_in_block(const ir::Operation& op) {
-  const auto& ops = op.parent->ops;
-  return static_cast<std::size_t>(std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.get() == &op; }) -
-                                  ops.begin());
-}
-
 std::vector<Lifetime> lifetimes(const ir::Function& fn,
                                 const std::function<std::uint64_t(const ir::Value&)>& bytes_of) {
   std::unordered_map<const ir::Operation*, std::size_t> preorder;
@@ -78,7 +72,7 @@ std::vector<Lifetime> lifetimes(const ir::Function& fn,
   for (const ir::Operation* alloc : allocs) {
     const ir::Value& ring = *alloc->result();
     const std::optional<std::size_t> release =
-        release_point(*alloc->parent, position_in_block(*alloc), accesses_of(fn, ring));
+        release_point(*alloc->parent, ir::position_in_block(*alloc), accesses_of(fn, ring));
     out.push_back({&ring, preorder.at(alloc),
                    release ? preorder.at(alloc->parent->ops[*release].get()) : std::numeric_limits<std::size_t>::max(),
                    bytes_of(ring)});

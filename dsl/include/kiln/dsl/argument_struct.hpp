@@ -230,9 +230,13 @@ std::vector<std::string> field_names() {
 
 template <class Field>
 constexpr bool argument_field_is_parameter() {
-  static_assert(Numeric<Field> || Pointer<Field>,
+  constexpr bool scalar_or_pointer = [] {
+    if constexpr (Numeric<Field> || Pointer<Field>) return std::is_same_v<shape_t<Field>, shape<>>;
+    else return false;
+  }();
+  static_assert(scalar_or_pointer,
                 "kiln: every field of an arguments struct is a kl::param<S, T> with T a kl::Ptr or a scalar type");
-  return std::is_same_v<shape_t<Field>, shape<>>;
+  return scalar_or_pointer;
 }
 
 /// Traces kernel Fn, whose one parameter is arguments struct Args with

@@ -149,6 +149,9 @@ struct IRError : std::runtime_error {
 /// Visits every op in `block` and in nested regions, parents before children.
 void walk(const Block& block, const std::function<void(Operation&)>& fn);
 
+/// The index of `op` among the ops of its block (op.parent).
+std::size_t position_in_block(const Operation& op);
+
 /// Deep copy of a kernel (fresh values, same ids order).
 std::unique_ptr<Function> clone(const Function& fn);
 
