@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "error/kernel_error.hpp"
 #include "reference_support.hpp"
 
 namespace kl = kiln;
@@ -71,6 +72,8 @@ void unmasked(UnmaskedArgs<> a) {
 namespace {
 
 using kiln::test::expect_equal;
+using kiln::test::invalid_argument_error;
+using kiln::test::kernel_error;
 using kiln::test::random_values;
 using namespace struct_kernels;
 
@@ -115,25 +118,17 @@ TEST(ArgumentStruct, FieldNamesAreTheParameterNames) {
 TEST(ArgumentStruct, AValueThatDoesNotFitNamesItsField) {
   const auto x = kl::Buffer<kl::half>::from(random_values<kl::half>(16, 43, -1, 1));
   kl::Buffer<float> out(16);
-  std::string message;
-  try {
-    kl::compile<scale<128>>().launch(kl::Grid(1), {.x = x, .out = out, .factor = 1.0f, .n = std::int64_t{1} << 40});
-  } catch (const std::invalid_argument& e) {
-    message = e.what();
-  }
-  EXPECT_EQ(message, "launch struct_kernels::scale<128>: 'n': the value 1099511627776 does not fit in i32");
+  EXPECT_EQ(invalid_argument_error([&] {
+              kl::compile<scale<128>>().launch(kl::Grid(1),
+                                               {.x = x, .out = out, .factor = 1.0f, .n = std::int64_t{1} << 40});
+            }),
+            "launch struct_kernels::scale<128>: 'n': the value 1099511627776 does not fit in i32");
 }
 
 TEST(ArgumentStruct, OutOfBoundsNamesTheField) {
   auto x = kl::Buffer<float>::from(random_values<float>(20, 44));
   kl::Buffer<float> out(32);
-  std::string message;
-  try {
-    kl::compile<unmasked>().launch(kl::Grid(2), {.out = out, .x = x});
-  } catch (const kiln::runtime::KernelError& e) {
-    message = e.what();
-  }
-  EXPECT_EQ(message,
+  EXPECT_EQ(kernel_error([&] { kl::compile<unmasked>().launch(kl::Grid(2), {.out = out, .x = x}); }),
             "kernel unmasked: load out of bounds at argument_struct_test.cpp:" + std::to_string(unmasked_line) +
                 ": element offset 20 is past the end of 'x' (20 elements of f32)");
 }

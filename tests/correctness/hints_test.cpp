@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "error/kernel_error.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -38,17 +39,6 @@ void copy_from_aligned(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 offset)
   auto from = kl::multiple_of<16>(x + offset);
   auto i = kl::arange<kBlock>();
   kl::store(out + i, kl::load(from + i));
-}
-
-/// The message of the KernelError `launch` throws, or "" when it throws none.
-template <class Launch>
-std::string fault_of(Launch launch) {
-  try {
-    launch();
-  } catch (const kiln::runtime::KernelError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 /// A GPU trusts hints: a false one there is not reported but makes vector
@@ -99,8 +89,8 @@ TEST(Hints, ScalarThatIsNoMultipleIsAFault) {
   kl::Buffer<float> out(2 * kBlock);
   const auto kernel = kl::compile<double_rows>();
   const std::string fault =
-      fault_of([&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(x), out, kBlock + 4, kBlock); });
-  EXPECT_EQ(fault, "kernel " + kernel.ir().name + ": multiple_of(8) does not hold at hints_test.cpp:25: the value is " +
+      kiln::test::kernel_error([&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(x), out, kBlock + 4, kBlock); });
+  EXPECT_EQ(fault, "kernel " + kernel.ir().name + ": multiple_of(8) does not hold at hints_test.cpp:26: the value is " +
                        std::to_string(kBlock + 4) + " (program (0, 0, 0))");
 }
 
@@ -112,10 +102,10 @@ TEST(Hints, TileElementThatIsNoMultipleIsAFault) {
   starts[5] = 42;
   kl::Buffer<float> out(kBlock);
   const auto kernel = kl::compile<gather_at_starts>();
-  const std::string fault =
-      fault_of([&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(x), kiln::test::to_buffer(starts), out); });
+  const std::string fault = kiln::test::kernel_error(
+      [&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(x), kiln::test::to_buffer(starts), out); });
   EXPECT_EQ(fault, "kernel " + kernel.ir().name +
-                       ": multiple_of(4) does not hold at hints_test.cpp:32: element 5 is 42 (program (0, 0, 0))");
+                       ": multiple_of(4) does not hold at hints_test.cpp:33: element 5 is 42 (program (0, 0, 0))");
 }
 
 TEST(Hints, MisalignedPointerIsAFaultShowingTheAddress) {
@@ -123,9 +113,10 @@ TEST(Hints, MisalignedPointerIsAFaultShowingTheAddress) {
   const std::vector<float> x = kiln::test::random_values<float>(2 * kBlock, 28);
   kl::Buffer<float> out(kBlock);
   const auto kernel = kl::compile<copy_from_aligned>();
-  const std::string fault = fault_of([&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(x), out, 3); });
+  const std::string fault =
+      kiln::test::kernel_error([&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(x), out, 3); });
   const std::regex want(
-      "kernel .+: multiple_of\\(16\\) does not hold at hints_test\\.cpp:38: the value is "
+      "kernel .+: multiple_of\\(16\\) does not hold at hints_test\\.cpp:39: the value is "
       "0x[0-9a-f]+c \\(program \\(0, 0, 0\\)\\)");
   EXPECT_TRUE(std::regex_match(fault, want)) << fault;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "error/kernel_error.hpp"
 #include "reference_support.hpp"
 
 namespace kl = kiln;
@@ -63,6 +64,7 @@ namespace {
 
 using kiln::test::expect_equal;
 using kiln::test::random_values;
+using kiln::test::trace_error;
 using namespace return_if_kernels;
 
 TEST(ReturnIf, ProgramsPastTheCountLeaveTheirOutputAlone) {
@@ -103,24 +105,15 @@ TEST(ReturnIf, SuccessiveReturnsNest) {
   expect_equal(out.to_host(), want, "out");
 }
 
-std::string trace_error_of(auto compile) {
-  try {
-    compile();
-  } catch (const kl::TraceError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(ReturnIf, InsideALoopIsRefused) {
-  EXPECT_EQ(trace_error_of([] { kl::compile<return_inside_loop>(); }),
+  EXPECT_EQ(trace_error<return_inside_loop>(),
             "kernel return_inside_loop: return_if: only at the kernel's top level, not inside a kl::range, kl::if_ "
             "or kl::while_ body; carry a kl::Var flag out of the construct and test it after (return_if_test.cpp:" +
                 std::to_string(nested_line) + ")");
 }
 
 TEST(ReturnIf, ATileConditionIsRefused) {
-  EXPECT_EQ(trace_error_of([] { kl::compile<return_on_tile>(); }),
+  EXPECT_EQ(trace_error<return_on_tile>(),
             "kernel return_on_tile: return_if: the condition must be a scalar i1, got tile<16xi1>; reduce it first "
             "(e.g. kl::max of the mask) (return_if_test.cpp:" +
                 std::to_string(tile_line) + ")");

@@ -108,16 +108,7 @@ namespace kl = kiln;
 using error_kernels::failing_line;
 using kiln::test::invalid_argument_error;
 using kiln::test::kernel_error;
-
-template <auto Fn>
-std::string trace_error() {
-  try {
-    kl::compile<Fn>();
-  } catch (const kl::TraceError& e) {
-    return e.what();
-  }
-  return "<traced without error>";
-}
+using kiln::test::trace_error;
 
 std::string at_line(int line) { return "dsl_error_test.cpp:" + std::to_string(line); }
 

@@ -1,6 +1,6 @@
-// The message of the KernelError a launch throws, or of the
-// std::invalid_argument a launch or library call refuses its arguments with,
-// for the error tests that compare them verbatim.
+// The message of the TraceError a compile throws, of the KernelError a
+// launch throws, or of the std::invalid_argument a launch or library call
+// refuses its arguments with, for the tests that compare them verbatim.
 #pragma once
 
 #include <stdexcept>
@@ -9,6 +9,17 @@
 #include "kiln/kiln.hpp"
 
 namespace kiln::test {
+
+/// The TraceError message of compiling kernel Fn, or "<traced without error>".
+template <auto Fn>
+std::string trace_error() {
+  try {
+    kiln::compile<Fn>();
+  } catch (const kiln::TraceError& e) {
+    return e.what();
+  }
+  return "<traced without error>";
+}
 
 /// The KernelError message of `launch()`, or "<ran without error>".
 template <class Launch>

@@ -44,15 +44,7 @@ namespace {
 namespace kl = kiln;
 using loop_option_kernels::failing_line;
 
-template <auto Fn>
-std::string trace_error() {
-  try {
-    kl::compile<Fn>();
-  } catch (const kl::TraceError& e) {
-    return e.what();
-  }
-  return "<traced without error>";
-}
+using kiln::test::trace_error;
 
 std::string at_line(int line) { return " (loop_options_error_test.cpp:" + std::to_string(line) + ")"; }
 
