@@ -1,8 +1,8 @@
 // Chapter 19, "Measuring": the global-memory traffic a launch counts against
 // the traffic its problem needs at least (compulsory traffic), the arithmetic
-// intensity of three kernels, and timing launches on a GPU with CUDA events
-// (kl::cuda::LaunchTimer), which on the cpu and emu devices reports that it
-// timed nothing. Every result is checked against plain C++.
+// intensity of three kernels, and timing launches with kl::do_bench, whose
+// times are a GPU's (CUDA events) only on the cuda device. Every result is
+// checked against plain C++.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
-#include "kiln/runtime/cuda/launch_timer.hpp"
 #include "matmul_kernel.hpp"
 
 namespace kl = kiln;
@@ -56,21 +55,13 @@ void center_row_in_tile(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
 // [/book:center_row_in_tile]
 
 // [book:timer]
-/// The median GPU time of one call of `launch` over `repeats` calls, measured
-/// with CUDA events around each kernel; none when `launch` ran nothing on a
-/// `cuda` device. A first, untimed call compiles and loads the kernel.
+/// The median GPU time of one call of `launch` on `device`, timed by
+/// kl::do_bench; none when the times are not a GPU's (`cpu` and `emu`).
 template <class Launch>
-std::optional<double> median_gpu_seconds(Launch launch, int repeats) {
-  launch();
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    const kl::cuda::LaunchTimer timer;
-    launch();
-    if (timer.launches() == 0) return std::nullopt;
-    times.push_back(timer.seconds());
-  }
-  std::nth_element(times.begin(), times.begin() + repeats / 2, times.end());
-  return times[repeats / 2];
+std::optional<double> median_gpu_seconds(const kl::Device& device, Launch launch) {
+  const kl::BenchResult timed = kl::do_bench(device, launch);
+  if (!timed.gpu_time) return std::nullopt;
+  return timed.median_ms() / 1e3;
 }
 // [/book:timer]
 
@@ -109,7 +100,7 @@ void measure_add() {
   // [book:measure_add]
   const kl::runtime::LaunchStats stats = kernel.launch(grid, x_buffer, y_buffer, out, n);
   report("add, n = 2^20", stats, 2.0 * n * 4, 1.0 * n * 4, n);
-  const auto seconds = median_gpu_seconds([&] { kernel.launch(grid, x_buffer, y_buffer, out, n); }, 20);
+  const auto seconds = median_gpu_seconds(x_buffer.device(), [&] { kernel.launch(grid, x_buffer, y_buffer, out, n); });
   if (seconds)
     std::printf("  %.1f us per launch, %.0f GB/s of compulsory traffic\n", *seconds * 1e6, 12.0 * n / *seconds / 1e9);
   else std::printf("  no GPU time: the launches ran on %s\n", x_buffer.device().name().c_str());
@@ -127,7 +118,7 @@ std::optional<double> measure_centering(const char* name, const Kernel& kernel) 
   auto x_buffer = kl::Buffer<float>::from(x);
   kl::Buffer<float> out(rows * n);
   report(name, kernel.launch(rows, x_buffer, out, n), 4.0 * rows * n, 4.0 * rows * n, 2.0 * rows * n);
-  const auto seconds = median_gpu_seconds([&] { kernel.launch(rows, x_buffer, out, n); }, 20);
+  const auto seconds = median_gpu_seconds(x_buffer.device(), [&] { kernel.launch(rows, x_buffer, out, n); });
   const std::vector<float> got = out.to_host();
   for (int r = 0; r < rows; ++r) {
     double sum = 0, magnitude = 0;

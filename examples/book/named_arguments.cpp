@@ -1,6 +1,7 @@
 // Chapter 22, "Arguments by name": a kernel whose parameters are the fields
 // of a struct, launched with designated initialisers, so that two integer
 // arguments cannot trade places unnoticed.
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <stdexcept>
@@ -82,6 +83,36 @@ int main() {
     std::printf("invalid_argument: %s\n", error.what());
   }
   // [/book:range]
-  std::printf("%s\n", wrong == 0 ? "ok" : "FAILED");
-  return wrong == 0 ? 0 : 1;
+
+  out.copy_from(std::vector<float>(rows * cols, std::nanf("")));
+  // [book:autotune]
+  // Two block widths; one narrower than a row would copy part of it, so it
+  // is pruned for that key.
+  struct Width {
+    int block;
+  };
+  const auto tuned = kl::autotune(kl::config<strided_copy<16>>({.num_warps = 1}, Width{16}),
+                                  kl::config<strided_copy<64>>({.num_warps = 2}, Width{64}))
+                         .key<&Copy2dArgs<>::cols>()
+                         .prune([](const Width& width, const kl::CompileOptions&, const kl::TuneKey& key) {
+                           return width.block < key[0];
+                         });
+  tuned.launch(kl::Grid(rows), {.x = x_buffer,
+                                .out = out,
+                                .cols = cols,
+                                .x_row_stride = cols,
+                                .x_col_stride = 1,
+                                .out_row_stride = 1,
+                                .out_col_stride = rows});
+  // [/book:autotune]
+  const std::vector<float> tuned_result = out.to_host();
+  int tuned_wrong = 0;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      if (tuned_result[c * rows + r] != x[r * cols + c]) ++tuned_wrong;
+  std::printf("autotuned for cols = %d: %s, %d elements wrong\n", cols,
+              tuned.compiled()[tuned.choice({cols})->index].description.c_str(), tuned_wrong);
+  const bool ok = wrong == 0 && tuned_wrong == 0;
+  std::printf("%s\n", ok ? "ok" : "FAILED");
+  return ok ? 0 : 1;
 }

@@ -355,6 +355,15 @@ int main() {
       outside += !(std::abs(powers[i] - std::pow(r2, power / 2.0)) <= 12 * u * std::pow(r2, power / 2.0));
     }
     report("polar: 300 points to whole degrees and radius^1.5, 30 of them missing a coordinate", outside);
+    // [book:row_bench]
+    const kl::BenchResult timed = kl::do_bench(x.device(), [&] {
+      tuned.launch([&](int block) { return kl::Grid(kl::cdiv(kPoints, block)); }, x, y, degrees, scaled, kPoints,
+                   power);
+    });
+    const double median_ms = timed.median_ms(), p20_ms = timed.quantile_ms(0.2), p80_ms = timed.quantile_ms(0.8);
+    // [/book:row_bench]
+    report("polar: do_bench timed " + std::to_string(kPoints) + " points",
+           !(0 < p20_ms && p20_ms <= median_ms && median_ms <= p80_ms) || degrees.to_host() != angles);
   }
   {  // row_norms: 5 rows of 1100, 18 blocks of 64 each: 4 turns of the unrolled loop, then 2 blocks
     constexpr int kM = 5, kN = 1100, kBlock = 64;

@@ -15,8 +15,8 @@
 #include "kiln/ir/numeric.hpp"
 #include "kiln/kernels/accuracy.hpp"
 #include "kiln/kernels/registry.hpp"
+#include "kiln/runtime/bench.hpp"
 #include "kiln/runtime/cache_flush.hpp"
-#include "kiln/runtime/cuda/launch_timer.hpp"
 
 namespace kiln::kernels {
 
@@ -30,20 +30,7 @@ std::vector<T> random_inputs(std::size_t n, std::uint64_t seed, double lo = -4.0
   return out;
 }
 
-/// Seconds one call of `launch` takes: the GPU time of its kernels, measured
-/// with CUDA events, when it launches on `cuda` (the host clock would also
-/// count launch calls and the waits after them); else the host clock's time.
-template <class F>
-double seconds_of(F& launch) {
-  using clock = std::chrono::steady_clock;
-  const cuda::LaunchTimer gpu;
-  const auto start = clock::now();
-  launch();
-  const double host_seconds = std::chrono::duration<double>(clock::now() - start).count();
-  return gpu.launches() > 0 ? gpu.seconds() : host_seconds;
-}
-
-/// Median seconds of one call of `launch` on `device` (seconds_of), over
+/// Median seconds of one call of `launch` on `device` (runtime::timed_call), over
 /// enough calls to fill ~0.3 s of host time (at least 3, at most 100), after
 /// one warm-up call that also compiles and loads the kernels. Before each
 /// timed call the device's caches are flushed (runtime::flush_caches), so a
@@ -59,7 +46,7 @@ double median_seconds(const Device& device, F&& launch) {
   while (times.size() < 3 ||
          (times.size() < 100 && std::chrono::duration<double>(clock::now() - start).count() < 0.3)) {
     runtime::flush_caches(device);
-    times.push_back(seconds_of(launch));
+    times.push_back(runtime::timed_call([&] { launch(); }).seconds);
   }
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];

@@ -11,9 +11,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kiln/runtime/bench.hpp"
 #include "kiln/runtime/cache_flush.hpp"
 #include "kiln/runtime/cuda/driver.hpp"
-#include "kiln/runtime/cuda/launch_timer.hpp"
 #include "kiln/runtime/interpreter.hpp"
 
 namespace kiln::runtime {
@@ -133,11 +133,10 @@ double median_gpu_seconds(const Device& device, const std::function<void()>& pre
   while (times.size() < 5 || (times.size() < 50 && std::chrono::duration<double>(clock::now() - start).count() < 0.1)) {
     prepare();
     flush_caches(device);
-    const cuda::LaunchTimer timer;
-    launch();
-    if (timer.launches() == 0)
+    const TimedCall timed = timed_call(launch);
+    if (!timed.gpu)
       throw std::runtime_error("median_gpu_seconds: the launch ran no kernel on a GPU (device " + device.name() + ")");
-    times.push_back(timer.seconds());
+    times.push_back(timed.seconds);
   }
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];

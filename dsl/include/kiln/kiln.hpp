@@ -16,6 +16,7 @@
 #include "kiln/dsl/memory.hpp"
 #include "kiln/dsl/reduce.hpp"
 #include "kiln/dsl/shape_ops.hpp"
+#include "kiln/runtime/bench.hpp"
 #include "kiln/runtime/buffer.hpp"
 #include "kiln/runtime/device.hpp"
 #include "kiln/stdlib/stdlib.hpp"

@@ -258,6 +258,83 @@ struct struct_kernel_of<Args, std::tuple<F...>> {
   using type = Kernel<F...>;
 };
 
+/// The launch's arguments struct for kernels taking arguments struct Args.
+template <class Args>
+using host_struct = typename argument_struct<Args>::host_type;
+
+/// References to the fields of a launch's arguments struct (it has the
+/// fields of Args, a kl::param of each, so as many).
+template <class Args>
+auto host_fields(const host_struct<Args>& args) {
+  return tie_fields<std::tuple_size_v<field_types<Args>>>(args);
+}
+
+/// The device of the first Buffer field, else the default device.
+template <class Args>
+Device device_of_fields(const host_struct<Args>& args) {
+  const Device* found = nullptr;
+  std::apply(
+      [&](const auto&... field) {
+        auto visit = [&]<class T>(const host_argument<T>& a) {
+          if constexpr (Pointer<T>)
+            if (!found) found = &a.value().device();
+        };
+        (visit(field), ...);
+      },
+      host_fields<Args>(args));
+  return found ? *found : Device::default_device();
+}
+
+/// Field `a` of parameter Param as the devices take it; `label()` names it
+/// where its value does not fit.
+template <class Param, class Given, class Label>
+runtime::KernelArgument field_argument(const Given& a, std::string_view kernel, const Label& label) {
+  static_assert(std::is_same_v<Given, host_argument<Param>>,
+                "kiln: a field of the kl::host arguments struct is not the kl::param of the kl::traced one");
+  if constexpr (Pointer<Param>) return to_argument<Param>(a.value(), kernel, label);
+  else return a.visit([&](auto number) { return to_argument<Param>(number, kernel, label); });
+}
+
+/// The launch's fields, checked and marshalled, one per parameter;
+/// `label(index)` names field `index` in messages.
+template <class Args, class Label>
+std::vector<runtime::KernelArgument> marshal_fields(const host_struct<Args>& args, std::string_view kernel,
+                                                    const Label& label) {
+  using Fields = field_types<Args>;
+  const auto fields = host_fields<Args>(args);
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::vector<runtime::KernelArgument>{
+        field_argument<std::tuple_element_t<I, Fields>>(std::get<I>(fields), kernel, [&] { return label(I); })...};
+  }(std::make_index_sequence<std::tuple_size_v<Fields>>{});
+}
+
+/// The class of pointer to member M (void when M is none).
+template <class M>
+struct member_class {
+  using type = void;
+};
+template <class T, class C>
+struct member_class<T C::*> {
+  using type = C;
+};
+
+/// The index of the field that pointer to member Member of Args designates,
+/// found by comparing addresses in the never-defined static object; the
+/// field count when it designates none.
+template <class Args, auto Member>
+consteval std::size_t field_index() {
+  constexpr auto fields = tie_fields<field_count<Args>()>(static_object_of<Args>.value);
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    std::size_t index = sizeof...(I);
+    ((static_cast<const void*>(&std::get<I>(fields)) ==
+              static_cast<const void*>(&(static_object_of<Args>.value.*Member))
+          ? (index = I, true)
+          : false) ||
+     ...);
+    return index;
+  }(std::make_index_sequence<field_count<Args>()>{});
+}
+
 }  // namespace detail
 
 /// A compiled kernel whose parameters are the fields of arguments struct
@@ -265,12 +342,10 @@ struct struct_kernel_of<Args, std::tuple<F...>> {
 /// initialisers, `launch(grid, {.x = buffer, .n = 1000})`.
 template <class Args>
 class StructKernel {
-  using Host = typename detail::argument_struct<Args>::host_type;
-  using Fields = detail::field_types<Args>;
-  static constexpr std::size_t field_count = std::tuple_size_v<Fields>;
+  using Host = detail::host_struct<Args>;
 
  public:
-  using Flat = typename detail::struct_kernel_of<Args, Fields>::type;
+  using Flat = typename detail::struct_kernel_of<Args, detail::field_types<Args>>::type;
   explicit StructKernel(Flat kernel) : kernel_(std::move(kernel)) {}
 
   const runtime::Program& program() const { return kernel_.program(); }
@@ -279,7 +354,9 @@ class StructKernel {
   const std::string& name() const { return kernel_.name(); }
 
   /// Runs the kernel over `grid` on the device of its Buffer fields.
-  runtime::LaunchStats launch(Grid grid, const Host& args) const { return launch_on(device_of(args), grid, args); }
+  runtime::LaunchStats launch(Grid grid, const Host& args) const {
+    return launch_on(detail::device_of_fields<Args>(args), grid, args);
+  }
   runtime::LaunchStats launch_on(const Device& device, Grid grid, const Host& args) const {
     return kernel_.launch_arguments(device, grid, marshal(args));
   }
@@ -289,38 +366,9 @@ class StructKernel {
   }
 
  private:
-  // Host has the fields of Args (kl::param of each), so as many.
-  static auto host_fields(const Host& args) { return detail::tie_fields<field_count>(args); }
-
-  static Device device_of(const Host& args) {
-    const Device* found = nullptr;
-    std::apply(
-        [&](const auto&... field) {
-          auto visit = [&]<class T>(const host_argument<T>& a) {
-            if constexpr (Pointer<T>)
-              if (!found) found = &a.value().device();
-          };
-          (visit(field), ...);
-        },
-        host_fields(args));
-    return found ? *found : Device::default_device();
-  }
-
   std::vector<runtime::KernelArgument> marshal(const Host& args) const {
-    const auto fields = host_fields(args);
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::vector<runtime::KernelArgument>{
-          field_argument<std::tuple_element_t<I, Fields>>(std::get<I>(fields), I)...};
-    }(std::make_index_sequence<field_count>{});
-  }
-
-  template <class Param, class Given>
-  runtime::KernelArgument field_argument(const Given& a, std::size_t index) const {
-    static_assert(std::is_same_v<Given, host_argument<Param>>,
-                  "kiln: a field of the kl::host arguments struct is not the kl::param of the kl::traced one");
-    const auto label = [&] { return ir::parameter_label(kernel_.program().traced(), index); };
-    if constexpr (Pointer<Param>) return detail::to_argument<Param>(a.value(), name(), label);
-    else return a.visit([&](auto number) { return detail::to_argument<Param>(number, name(), label); });
+    return detail::marshal_fields<Args>(
+        args, name(), [&](std::size_t index) { return ir::parameter_label(kernel_.program().traced(), index); });
   }
 
   Flat kernel_;

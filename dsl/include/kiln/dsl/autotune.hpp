@@ -16,7 +16,10 @@
 // same parameters. C++ cannot read the template arguments back from the
 // instantiated function, so the values the launch grid depends on (Triton's
 // META) are stated once more as the configuration's `meta`, a value of the
-// user's type that every configuration shares.
+// user's type that every configuration shares. A kernel whose one parameter
+// is an arguments struct (argument_struct.hpp) is tuned the same way and
+// launched with designated initialisers; its key and reset_to_zero name
+// fields, `.key<&Args<>::n>()`.
 #pragma once
 
 #include <algorithm>
@@ -36,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/dsl/argument_struct.hpp"
 #include "kiln/dsl/arith.hpp"
 #include "kiln/dsl/creation.hpp"
 #include "kiln/dsl/kernel.hpp"
@@ -70,6 +74,24 @@ using TuneKey = std::vector<std::int64_t>;
 
 namespace detail {
 
+/// How kernel Fn is traced: positional_call, or struct_call for a kernel
+/// taking an arguments struct; `params` are the parameters either way (an
+/// arguments struct's fields), `arguments` the struct or void.
+template <auto Fn, bool = takes_argument_struct<Fn>>
+struct kernel_call_of {
+  using params = typename signature<decltype(Fn)>::params;
+  using arguments = void;
+  template <class... P>
+  using call = positional_call<Fn, P...>;
+};
+template <auto Fn>
+struct kernel_call_of<Fn, true> {
+  using arguments = std::tuple_element_t<0, typename signature<decltype(Fn)>::params>;
+  using params = field_types<arguments>;
+  template <class... P>
+  using call = struct_call<Fn, arguments, P...>;
+};
+
 template <class C>
 struct config_traits {
   static constexpr bool is_config = false;
@@ -77,7 +99,8 @@ struct config_traits {
 template <auto Fn, class Meta>
 struct config_traits<Config<Fn, Meta>> {
   static constexpr bool is_config = true;
-  using params = typename signature<decltype(Fn)>::params;
+  using params = typename kernel_call_of<Fn>::params;
+  using arguments = typename kernel_call_of<Fn>::arguments;
   using meta = Meta;
 };
 
@@ -140,6 +163,16 @@ struct autotune_reset_check {
                 "kiln: autotune reset_to_zero names argument Index, but the kernel has Count parameters");
   static_assert(is_pointer_parameter<Param>(),
                 "kiln: autotune reset_to_zero argument Index is not a pointer kernel parameter (see Param above)");
+  static constexpr bool value = true;
+};
+
+/// Configuration Index's kernel must take configuration 0's arguments struct
+/// (or, as it does, none).
+template <std::size_t Index, class Expected, class Given>
+struct autotune_arguments_check {
+  static_assert(std::is_same_v<Expected, Given>,
+                "kiln: autotune configuration Index takes another arguments struct than configuration 0 (see Index, "
+                "Expected and Given above; void: positional parameters)");
   static constexpr bool value = true;
 };
 
@@ -308,10 +341,29 @@ class Autotuned {
   runtime::LaunchStats launch_on(const Device& device, const GridSpec& grid, const Args&... args) const {
     static_assert(detail::autotune_grid_check<Meta, GridSpec>::value);
     static_assert(detail::launch_argument_count_fits<sizeof...(Params), sizeof...(Args)>());
-    const std::vector<runtime::KernelArgument> marshalled = marshal(std::index_sequence_for<Args...>{}, args...);
-    const Compiled& chosen = compiled()[choose(device, grid, marshalled, args...)];
-    return chosen.kernel->launch_on(device, grid_of(grid, chosen.meta), args...);
+    return launch_marshalled(device, grid, marshal(std::index_sequence_for<Args...>{}, args...),
+                             [&] { zero_reset_buffers(device, args...); });
   }
+
+  /// Launches with arguments already checked and marshalled, one per
+  /// parameter; `zero` zeroes the reset_to_zero buffers among them.
+  template <class GridSpec>
+  runtime::LaunchStats launch_marshalled(const Device& device, const GridSpec& grid,
+                                         const std::vector<runtime::KernelArgument>& marshalled,
+                                         const std::function<void()>& zero) const {
+    static_assert(detail::autotune_grid_check<Meta, GridSpec>::value);
+    const Compiled& chosen = compiled()[choose(device, grid, marshalled, zero)];
+    return chosen.kernel->launch_arguments(device, grid_of(grid, chosen.meta), marshalled);
+  }
+
+  /// Parameter `index` in messages: its name, or `parameter N (type)`.
+  std::string parameter_label(std::size_t index) const {
+    const std::vector<ir::Type> types{ir_type<Params>()...};
+    return ir::parameter_label(parameter_names_[index], index, types[index]);
+  }
+
+  /// The 0-based indices of the reset_to_zero arguments.
+  const std::vector<std::size_t>& reset_arguments() const { return reset_; }
 
  private:
   struct Compilation {
@@ -367,8 +419,7 @@ class Autotuned {
   template <std::size_t... I, class... Args>
   std::vector<runtime::KernelArgument> marshal(std::index_sequence<I...>, const Args&... args) const {
     static_assert((detail::launch_argument_fits<I, Params, Args>() && ...));
-    return {detail::to_argument<Params>(
-        args, name_, [&] { return ir::parameter_label(parameter_names_[I], I, ir_type<Params>()); })...};
+    return {detail::to_argument<Params>(args, name_, [&] { return parameter_label(I); })...};
   }
 
   template <class... Args>
@@ -382,9 +433,9 @@ class Autotuned {
     (visit(args), ...);
   }
 
-  template <class GridSpec, class... Args>
+  template <class GridSpec>
   std::size_t choose(const Device& device, const GridSpec& grid, const std::vector<runtime::KernelArgument>& marshalled,
-                     const Args&... args) const {
+                     const std::function<void()>& zero) const {
     const TuneKey key = key_ ? key_(marshalled) : TuneKey{};
     const std::vector<Compiled>& configurations = compiled();
     std::lock_guard lock(choices_->mutex);
@@ -407,15 +458,14 @@ class Autotuned {
                              : prune_ && prune_(c.meta, c.options, key) ? "pruned for this key"
                                                                         : "";
       request.candidates.push_back({c.description, std::move(unusable),
-                                    [&] { c.kernel->program_for(args...)->compile_for(device); },
-                                    [&] { zero_reset_buffers(device, args...); },
+                                    [&] { c.kernel->program_for_arguments(marshalled)->compile_for(device); }, zero,
                                     [&] {
                                       launched = true;
-                                      c.kernel->launch_on(device, grid_of(grid, c.meta), args...);
+                                      c.kernel->launch_arguments(device, grid_of(grid, c.meta), marshalled);
                                     }});
     }
     runtime::TuningChoice choice = runtime::choose_configuration(request);
-    if (launched) zero_reset_buffers(device, args...);
+    if (launched) zero();
     return choices_->by_key.emplace(key, std::move(choice)).first->second.index;
   }
 
@@ -438,26 +488,116 @@ struct autotuned_type<Meta, std::tuple<P...>> {
   using type = Autotuned<Meta, P...>;
 };
 
+/// Member designates a field of arguments struct Args.
+template <class Args, class Member>
+inline constexpr bool is_field_of =
+    std::is_member_object_pointer_v<Member> && std::is_same_v<typename member_class<Member>::type, Args>;
+
+/// A key or reset_to_zero member must be a field of the kernel's arguments struct.
+template <class Args, class Member>
+struct autotune_field_check {
+  static_assert(is_field_of<Args, Member>,
+                "kiln: autotune names a member that is not a field of the kernel's arguments struct (see Args and "
+                "Member above); write &Args<>::field");
+  static constexpr bool value = true;
+};
+
+}  // namespace detail
+
+/// kl::autotune of a kernel whose one parameter is arguments struct Args:
+/// launched as StructKernel is, with designated initialisers; key() and
+/// reset_to_zero() name fields (`.key<&Args<>::n>()`), the rest is
+/// Autotuned's.
+template <class Args, class Meta>
+class StructAutotuned {
+  using Host = detail::host_struct<Args>;
+  using Fields = detail::field_types<Args>;
+  using Flat = typename detail::autotuned_type<Meta, Fields>::type;
+
+ public:
+  using Compiled = typename Flat::Compiled;
+  using KeyFunction = typename Flat::KeyFunction;
+  using PruneFunction = typename Flat::PruneFunction;
+
+  explicit StructAutotuned(Flat flat) : flat_(std::move(flat)) {}
+
+  const std::string& name() const { return flat_.name(); }
+
+  /// Chooses per the values of integer fields Field…, mapped by `function`
+  /// when given.
+  template <auto... Field>
+  StructAutotuned key(KeyFunction function = {}) const {
+    static_assert((detail::autotune_field_check<Args, decltype(Field)>::value && ...));
+    // Past a failed check, nothing more: the assert is the one error.
+    if constexpr ((detail::is_field_of<Args, decltype(Field)> && ...))
+      return StructAutotuned(flat_.template key<detail::field_index<Args, Field>()...>(std::move(function)));
+    else return *this;
+  }
+  /// Zeroes the buffers of pointer fields Field… before each timed launch
+  /// and after measuring (Autotuned::reset_to_zero).
+  template <auto... Field>
+  StructAutotuned reset_to_zero() const {
+    static_assert((detail::autotune_field_check<Args, decltype(Field)>::value && ...));
+    if constexpr ((detail::is_field_of<Args, decltype(Field)> && ...))
+      return StructAutotuned(flat_.template reset_to_zero<detail::field_index<Args, Field>()...>());
+    else return *this;
+  }
+  StructAutotuned prune(PruneFunction drop) const { return StructAutotuned(flat_.prune(std::move(drop))); }
+  StructAutotuned measure_with(runtime::Measurement measurement) const {
+    return StructAutotuned(flat_.measure_with(std::move(measurement)));
+  }
+
+  const std::vector<Compiled>& compiled() const { return flat_.compiled(); }
+  std::optional<runtime::TuningChoice> choice(const TuneKey& key) const { return flat_.choice(key); }
+
+  /// Launches the configuration chosen for the arguments' key over `grid`
+  /// (a kl::Grid or a callable taking the meta) on the device of the Buffer
+  /// fields.
+  template <class GridSpec>
+  runtime::LaunchStats launch(const GridSpec& grid, const Host& args) const {
+    return launch_on(detail::device_of_fields<Args>(args), grid, args);
+  }
+  template <class GridSpec>
+  runtime::LaunchStats launch_on(const Device& device, const GridSpec& grid, const Host& args) const {
+    const std::vector<runtime::KernelArgument> marshalled =
+        detail::marshal_fields<Args>(args, name(), [&](std::size_t index) { return flat_.parameter_label(index); });
+    return flat_.launch_marshalled(device, grid, marshalled, [&] { zero_reset_fields(device, args); });
+  }
+
+ private:
+  void zero_reset_fields(const Device& device, const Host& args) const {
+    const auto fields = detail::host_fields<Args>(args);
+    const std::vector<std::size_t>& reset = flat_.reset_arguments();
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      auto visit = [&]<std::size_t Index>(std::integral_constant<std::size_t, Index>) {
+        if constexpr (Pointer<std::tuple_element_t<Index, Fields>>)
+          if (std::find(reset.begin(), reset.end(), Index) != reset.end())
+            detail::zero_buffer(device, std::get<Index>(fields).value());
+      };
+      (visit(std::integral_constant<std::size_t, I>{}), ...);
+    }(std::make_index_sequence<std::tuple_size_v<Fields>>{});
+  }
+
+  Flat flat_;
+};
+
+namespace detail {
+
 template <auto Fn, class Meta, class... P>
 typename Autotuned<Meta, P...>::Entry autotune_entry(const Config<Fn, Meta>& c, std::tuple<P...>*) {
+  using Call = typename kernel_call_of<Fn>::template call<P...>;
   return {without_namespace(kernel_display_name<Fn>()) + " num_warps=" + std::to_string(c.options.num_warps) +
               " num_stages=" + std::to_string(c.options.num_stages),
           c.options, c.meta, [options = c.options] {
-            return build_program(
-                kernel_display_name<Fn>(), {ir_type<P>()...}, registered_parameter_names<Fn, sizeof...(P)>(),
-                [](const std::vector<ir::Value*>& args) {
-                  [&]<std::size_t... I>(std::index_sequence<I...>) {
-                    Fn(P(args[I])...);
-                  }(std::index_sequence_for<P...>{});
-                },
-                options);
+            return build_program(Call::display_name(), {ir_type<P>()...}, Call::names(), Call::trace, options);
           }};
 }
 
-/// The parameter names registered for configuration `c`'s kernel template.
+/// The parameter names of configuration `c`'s kernel template: registered
+/// names, or an arguments struct's field names.
 template <auto Fn, class Meta, class... P>
 std::vector<std::string> config_parameter_names(const Config<Fn, Meta>&, std::tuple<P...>*) {
-  return registered_parameter_names<Fn, sizeof...(P)>();
+  return kernel_call_of<Fn>::template call<P...>::names();
 }
 
 template <class First, class... Configs, std::size_t... I>
@@ -466,13 +606,19 @@ auto autotune_from(std::index_sequence<I...>, const First& first, const Configs&
   using Meta = typename config_traits<First>::meta;
   static_assert((autotune_parameters_check<I + 1, Params, typename config_traits<Configs>::params>::value && ...));
   static_assert((autotune_meta_check<I + 1, Meta, typename config_traits<Configs>::meta>::value && ...));
+  using Arguments = typename config_traits<First>::arguments;
+  static_assert((autotune_arguments_check<I + 1, Arguments, typename config_traits<Configs>::arguments>::value && ...));
   using Tuned = typename autotuned_type<Meta, Params>::type;
   // Past a failed check, build nothing: the assert is the one error.
   if constexpr ((std::is_same_v<Params, typename config_traits<Configs>::params> && ...) &&
-                (std::is_same_v<Meta, typename config_traits<Configs>::meta> && ...))
-    return Tuned(
+                (std::is_same_v<Meta, typename config_traits<Configs>::meta> && ...) &&
+                (std::is_same_v<Arguments, typename config_traits<Configs>::arguments> && ...)) {
+    Tuned tuned(
         kernel_base_name(first), config_parameter_names(first, static_cast<Params*>(nullptr)),
         {autotune_entry(first, static_cast<Params*>(nullptr)), autotune_entry(rest, static_cast<Params*>(nullptr))...});
+    if constexpr (std::is_void_v<Arguments>) return tuned;
+    else return StructAutotuned<Arguments, Meta>(std::move(tuned));
+  }
 }
 
 }  // namespace detail
