@@ -59,11 +59,15 @@ int main() {
                                  .out_col_stride = rows});
   // [/book:launch]
 
-  const std::vector<float> result = out.to_host();
-  int wrong = 0;
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c)
-      if (result[c * rows + r] != x[r * cols + c]) ++wrong;
+  // How many elements of out are not the transpose of x.
+  const auto wrong_elements = [&] {
+    const std::vector<float> result = out.to_host();
+    int wrong = 0;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) wrong += result[c * rows + r] != x[r * cols + c];
+    return wrong;
+  };
+  const int wrong = wrong_elements();
   std::printf("transposed %d x %d: %d of %d elements wrong\n", rows, cols, wrong, rows * cols);
 
   std::printf("parameters:");
@@ -105,11 +109,7 @@ int main() {
                                 .out_row_stride = 1,
                                 .out_col_stride = rows});
   // [/book:autotune]
-  const std::vector<float> tuned_result = out.to_host();
-  int tuned_wrong = 0;
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c)
-      if (tuned_result[c * rows + r] != x[r * cols + c]) ++tuned_wrong;
+  const int tuned_wrong = wrong_elements();
   std::printf("autotuned for cols = %d: %s, %d elements wrong\n", cols,
               tuned.compiled()[tuned.choice({cols})->index].description.c_str(), tuned_wrong);
   const bool ok = wrong == 0 && tuned_wrong == 0;

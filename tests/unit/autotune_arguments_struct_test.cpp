@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "autotune_support.hpp"
 #include "kiln/kiln.hpp"
 #include "scoped_environment.hpp"
 
@@ -19,10 +19,9 @@ namespace {
 
 namespace kl = kiln;
 namespace fs = std::filesystem;
-
-struct Block {
-  int size;
-};
+using kl::test::Block;
+using kl::test::grid_of_blocks;
+using kl::test::random_floats;
 
 // The size comes first and the pointers after it: the key is field 0, the
 // reset buffer field 2, not the positions a positional kernel would give.
@@ -54,18 +53,6 @@ template <int BLOCK>
 void count_elements(CountArgs<> a) {
   auto offsets = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
   kl::atomic_add(a.count, kl::sum(kl::cast<kl::i32>(offsets < a.n)));
-}
-
-auto grid_of_blocks(int n) {
-  return [n](const Block& b) { return kl::Grid((n + b.size - 1) / b.size); };
-}
-
-std::vector<float> random_floats(int n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> distribution(-4.0f, 4.0f);
-  std::vector<float> values(n);
-  for (float& v : values) v = distribution(generator);
-  return values;
 }
 
 /// Launches `tuned` over n random elements on `device`; checks out = 0.5 x + y

@@ -10,13 +10,13 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "autotune_support.hpp"
 #include "kiln/kiln.hpp"
 #include "scoped_environment.hpp"
 
@@ -24,10 +24,9 @@ namespace {
 
 namespace kl = kiln;
 namespace fs = std::filesystem;
-
-struct Block {
-  int size;
-};
+using kl::test::Block;
+using kl::test::grid_of_blocks;
+using kl::test::random_floats;
 
 template <int BLOCK>
 void twice(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
@@ -54,18 +53,6 @@ template <int BLOCK>
 void count_elements(kl::Ptr<kl::i32> count, kl::i32 n) {
   auto offsets = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
   kl::atomic_add(count, kl::sum(kl::cast<kl::i32>(offsets < n)));
-}
-
-auto grid_of_blocks(int n) {
-  return [n](const Block& b) { return kl::Grid((n + b.size - 1) / b.size); };
-}
-
-std::vector<float> random_floats(int n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> distribution(-4.0f, 4.0f);
-  std::vector<float> values(n);
-  for (float& v : values) v = distribution(generator);
-  return values;
 }
 
 /// Launches `tuned` on `device` over n random elements; checks out = 2 x (exact in f32).
