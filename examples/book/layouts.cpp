@@ -35,6 +35,16 @@ void copy_rows(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 m, kl::i32 n) {
 }
 // [/book:copy_rows]
 
+// [book:gather_blocks]
+template <int BLOCK>
+void gather_blocks(kl::Ptr<kl::f32> x, kl::Ptr<kl::i32> at, kl::Ptr<kl::f32> out) {  // out = x[at]
+  auto i = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
+  // at holds whole blocks of 4 elements: runs of 4 consecutive offsets, each from a multiple of 4
+  auto offsets = kl::multiple_of<4>(kl::max_contiguous<4>(kl::load(at + i)));
+  kl::store(out + i, kl::load(x + offsets));
+}
+// [/book:gather_blocks]
+
 // [book:column]
 template <int BLOCK>
 void column(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 m, kl::i32 n, kl::i32 j) {  // out = column j
@@ -191,6 +201,25 @@ void show_column() {
   for (int i = 0; i < m; ++i) failures += y[i] != x[i * n + j];
 }
 
+void show_gather_blocks() {
+  constexpr int n = 4096, blocks = 2048;
+  const std::vector<float> x = uniform(4 * blocks);
+  std::uniform_int_distribution<int> block(0, blocks - 1);
+  std::vector<int> at(n);
+  for (int i = 0; i < n; i += 4)
+    for (int k = 0, start = 4 * block(random_engine); k < 4; ++k) at[i + k] = start + k;
+  auto x_buffer = kl::Buffer<float>::from(x);
+  auto at_buffer = kl::Buffer<int>::from(at);
+  kl::Buffer<float> out(n);
+  auto kernel = kl::compile<gather_blocks<1024>>();
+  const Lowered lowered = lower(kernel, x_buffer, at_buffer, out);
+  std::printf("gather_blocks<1024>\n  %s\n  PTX: %s\n", layout_of(lowered, "tile<1024xf32>").c_str(),
+              global_accesses(lowered).c_str());
+  kernel.launch(kl::Grid(n / 1024), x_buffer, at_buffer, out);
+  const std::vector<float> y = out.to_host();
+  for (int i = 0; i < n; ++i) failures += y[i] != x[at[i]];
+}
+
 template <auto Transpose, int BLOCK>
 void show_transpose(const char* name) {
   constexpr int n = 256;
@@ -213,6 +242,7 @@ int main() {
   show_scale(4095);
   show_copy_rows();
   show_column();
+  show_gather_blocks();
   show_transpose<transpose_by_addresses<32>, 32>("transpose_by_addresses");
   show_transpose<transpose<32>, 32>("transpose");
   show_transpose<transpose_tile_only<32>, 32>("transpose_tile_only");

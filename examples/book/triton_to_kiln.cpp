@@ -106,7 +106,10 @@ void rotate_pairs(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 pairs, kl::f
     auto y = kl::reshape<2 * BLOCK>(kl::join(kl::fma(even, c, -odd * s), kl::fma(even, s, odd * c)));
     if constexpr (DROPOUT) y = kl::where(kl::rand(seed, offsets) >= p, y / (1.0f - p), 0.0f);
     // [/book:row_pairs]
-    kl::store(out + offsets, y, mask);
+    // [book:row_contiguous]
+    auto pair_offsets = kl::multiple_of<2>(kl::max_contiguous<2>(offsets));  // pairs from even offsets
+    // [/book:row_contiguous]
+    kl::store(out + pair_offsets, y, mask);
   }
 }
 

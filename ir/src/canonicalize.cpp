@@ -247,6 +247,7 @@ Value* simplify_to_value(const Operation& op) {
                  ? op.operands[0]
                  : nullptr;
     }
+    case OpCode::max_contiguous: return op.int_attribute("value") == 1 ? op.operands[0] : nullptr;  // runs of one
     default: return nullptr;
   }
 }

@@ -490,6 +490,18 @@ void verify_barrier(const Operation&) {}
 
 // ---- Hints -------------------------------------------------------------------
 
+/// A hint's `key` attribute is a power of two no larger than x's last dimension.
+void expect_run_length(const Operation& op, std::string_view key, const Value* x) {
+  const std::int64_t length = int_attr(op, key);
+  if (length <= 0 || (length & (length - 1)) != 0)
+    fail(op, std::string(key) + " " + std::to_string(length) + " is not a positive power of two", {x});
+  if (length > x->type.shape.back())
+    fail(op,
+         std::string(key) + " " + std::to_string(length) + " exceeds the last dimension " +
+             std::to_string(x->type.shape.back()),
+         {x});
+}
+
 void verify_multiple_of(const Operation& op) {
   const Value* x = op.operands[0];
   if (!x->type.is_pointer && (!is_integer(x->type.dtype) || x->type.dtype == DType::i1))
@@ -498,6 +510,17 @@ void verify_multiple_of(const Operation& op) {
   const std::int64_t divisor = int_attr(op, "value");
   if (divisor <= 0 || (divisor & (divisor - 1)) != 0)
     fail(op, "value " + std::to_string(divisor) + " is not a positive power of two", {x});
+  if (!op.has_attribute("group")) return;
+  if (!x->type.is_tile()) fail(op, "a group needs a tile operand", {x});
+  expect_run_length(op, "group", x);
+}
+
+void verify_max_contiguous(const Operation& op) {
+  const Value* x = op.operands[0];
+  if (!x->type.is_tile() || x->type.is_pointer || !is_integer(x->type.dtype) || x->type.dtype == DType::i1)
+    fail(op, "operand must be an integer tile", {x});
+  expect_type(op, op.result(), x->type, "result");
+  expect_run_length(op, "value", x);
 }
 
 // ---- Shared-memory buffers ------------------------------------------------------

@@ -336,8 +336,12 @@ class AxisAnalysis {
       case ir::OpFamily::memory:
         if (op.code != OpCode::addptr || !in.known(2)) return std::nullopt;
         return add_like(in[0], in[1], false, ir::dtype_bytes(op.result()->type.dtype));
-      case ir::OpFamily::hint:
-        return multiple_of(in.known(1) ? in[0] : unknown(shape_of(*op.result()).size()), op.int_attribute("value"));
+      case ir::OpFamily::hint: {
+        const AxisInfo x = in.known(1) ? in[0] : unknown(shape_of(*op.result()).size());
+        if (op.code == OpCode::max_contiguous) return max_contiguous(x, op.int_attribute("value"));
+        const ir::Attribute* group = op.find_attribute("group");
+        return multiple_of(x, op.int_attribute("value"), group ? std::get<std::int64_t>(*group) : 1);
+      }
       case ir::OpFamily::atomic:
       case ir::OpFamily::dot:
       case ir::OpFamily::reduce:
@@ -353,12 +357,34 @@ class AxisAnalysis {
   /// The user's word that every element is a multiple of `divisor` (the
   /// devices that check hints fault otherwise): then no two neighbours are
   /// consecutive unless the divisor is 1, and each element is its own run.
-  static AxisInfo multiple_of(const AxisInfo& x, std::int64_t divisor) {
+  /// With a group, only the first element of each aligned group along the
+  /// last dimension is promised: runs as long as the group (or longer) start
+  /// at such elements, so they gain the divisor; shorter runs learn nothing.
+  static AxisInfo multiple_of(const AxisInfo& x, std::int64_t divisor, std::int64_t group) {
     if (divisor == 1) return x;
     AxisInfo result = x;
+    if (group > 1) {
+      const int last = x.rank() - 1;
+      if (x.contiguity[last] >= group) result.divisibility[last] = std::max(x.divisibility[last], divisor);
+      return result;
+    }
     const std::int64_t known = element_divisibility(x);
     result.contiguity.assign(x.rank(), 1);
     result.divisibility.assign(x.rank(), std::max(known, divisor));
+    return result;
+  }
+
+  /// The user's word that along the last dimension the values come in
+  /// aligned runs of `run` consecutive integers (checked like multiple_of).
+  /// Where the known runs are longer they stay; else the divisibility of
+  /// the run starts stays, as every `run`-th element starts a known run too.
+  static AxisInfo max_contiguous(const AxisInfo& x, std::int64_t run) {
+    AxisInfo result = x;
+    const int last = x.rank() - 1;
+    if (run <= x.contiguity[last]) return result;
+    result.contiguity[last] = run;
+    result.constancy[last] = 1;
+    result.constant.reset();
     return result;
   }
 

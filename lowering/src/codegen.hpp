@@ -325,7 +325,7 @@ void emit_atomic_op(KernelCodegen& cg, const ir::Operation& op);
 /// print (vprintf, one line per element) and assert (__assertfail), by each
 /// element's acting copy only.
 void emit_debug_op(KernelCodegen& cg, const ir::Operation& op);
-/// multiple_of: the operand's registers, checked where GpuTarget::check_hints.
+/// multiple_of, max_contiguous: the operand's registers, checked where GpuTarget::check_hints.
 void emit_hint_op(KernelCodegen& cg, const ir::Operation& op);
 /// The fault of integer `op` (div, rem) where a register of its divisor,
 /// `divisors`, is 0: the interpreter's message by vprintf, then __assertfail.

@@ -61,12 +61,25 @@ std::string place(const char* file, unsigned line) {
   return " at " + std::string(file) + ":" + std::to_string(line);
 }
 
+// A hint's element as the cpu device prints it (kiln::lowering::HintValueKind).
+std::string hint_value_text(std::int64_t value, std::int32_t kind) {
+  if (kind == static_cast<std::int32_t>(kiln::lowering::HintValueKind::pointer)) {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+    return text;
+  }
+  if (kind == static_cast<std::int32_t>(kiln::lowering::HintValueKind::unsigned_integer))
+    return std::to_string(static_cast<std::uint64_t>(value));
+  return std::to_string(value);
+}
+
 }  // namespace
 
 }  // namespace kiln::runtime::emu
 
 using kiln::lowering::kLanesPerWarp;
 using kiln::runtime::emu::BarrierMode;
+using kiln::runtime::emu::hint_value_text;
 using kiln::runtime::emu::scheduler;
 using kiln::runtime::emu::ShuffleMode;
 using kiln::runtime::emu::VoteMode;
@@ -291,19 +304,18 @@ void kiln_emu_assertfail(const char* message, const char* file, std::uint32_t li
 // reported with the cpu device's message.
 void kiln_emu_hint_fault(const char* what, std::int32_t element, std::int64_t value, std::int32_t kind) {
   scheduler().fault([&] {
-    std::string shown;
-    if (kind == static_cast<std::int32_t>(kiln::lowering::HintValueKind::pointer)) {
-      char text[24];
-      std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-      shown = text;
-    } else if (kind == static_cast<std::int32_t>(kiln::lowering::HintValueKind::unsigned_integer)) {
-      shown = std::to_string(static_cast<std::uint64_t>(value));
-    } else {
-      shown = std::to_string(value);
-    }
     return "kernel " + scheduler().launch().kernel->name + ": " + what + ": " +
-           (element < 0 ? std::string("the value") : "element " + std::to_string(element)) + " is " + shown + " (" +
-           scheduler().program_string() + ")";
+           (element < 0 ? std::string("the value") : "element " + std::to_string(element)) + " is " +
+           hint_value_text(value, kind) + " (" + scheduler().program_string() + ")";
+  });
+}
+// A max_contiguous that does not hold (kContiguityFaultFunction), as above.
+void kiln_emu_contiguity_fault(const char* what, std::int32_t element, std::int64_t value, std::int64_t previous,
+                               std::int32_t kind) {
+  scheduler().fault([&] {
+    return "kernel " + scheduler().launch().kernel->name + ": " + what + ": element " + std::to_string(element) +
+           " is " + hint_value_text(value, kind) + " but element " + std::to_string(element - 1) + " is " +
+           hint_value_text(previous, kind) + " (" + scheduler().program_string() + ")";
   });
 }
 
@@ -470,6 +482,7 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("vprintf", kiln_emu_vprintf),
     KILN_EMU_HOOK("__assertfail", kiln_emu_assertfail),
     KILN_EMU_HOOK(kiln::lowering::kHintFaultFunction, kiln_emu_hint_fault),
+    KILN_EMU_HOOK(kiln::lowering::kContiguityFaultFunction, kiln_emu_contiguity_fault),
     KILN_EMU_HOOK("", kiln_emu_shared_memory),
     KILN_EMU_HOOK("", kiln_emu_check_global_access),
     KILN_EMU_HOOK("", kiln_emu_check_shared_access),

@@ -142,6 +142,12 @@ void transpose_block(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 m, kl::i3
   kl::store(kl::make_block_ptr<BN, BM>(out, {n, m}, {m, 1}, {0, 0}), kl::trans(tile), {.boundary_check = {0, 1}});
 }
 
+template <int BLOCK>
+void gather_runs(kl::Ptr<kl::f32> x, kl::Ptr<kl::i32> at, kl::Ptr<kl::f32> out) {
+  auto i = kl::arange<BLOCK>();
+  kl::store(out + i, kl::load(x + kl::multiple_of<2>(kl::max_contiguous<2>(kl::load(at + i)))));
+}
+
 void launch_all(kl::Buffer<float>& f, kl::Buffer<int>& i, kl::Buffer<float>& out) {
   kl::compile<bias_add<4, 8>>().launch({2}, f, f, out, 8);
   kl::compile<matmul_tile<16, 32, 8>>().launch({1}, f, f, out, 8);
@@ -159,4 +165,5 @@ void launch_all(kl::Buffer<float>& f, kl::Buffer<int>& i, kl::Buffer<float>& out
   kl::compile<copy_block<8, 8>>().launch({1}, f, out, 8, 8);
   kl::compile<sum_rows<8, 16>>().launch({1}, f, out, 8, 40);
   kl::compile<transpose_block<8, 16>>().launch({1}, f, out, 8, 16);
+  kl::compile<gather_runs<16>>().launch({1}, f, i, out);
 }

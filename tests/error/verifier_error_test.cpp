@@ -448,6 +448,41 @@ TEST(VerifierError, MultipleOfFloats) {
             "verify: multiple_of: operand must be integers or pointers, %0 is tile<8xf32>");
 }
 
+TEST(VerifierError, MultipleOfGroupNotAPowerOfTwo) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<8xi32>) {
+  %1 = multiple_of %0 {value = 4, group = 3} : tile<8xi32>
+})"),
+            "verify: multiple_of: group 3 is not a positive power of two, %0 is tile<8xi32>");
+}
+
+TEST(VerifierError, MultipleOfGroupOfAScalar) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: i32) {
+  %1 = multiple_of %0 {value = 4, group = 4} : i32
+})"),
+            "verify: multiple_of: a group needs a tile operand, %0 is i32");
+}
+
+TEST(VerifierError, MaxContiguousNotAPowerOfTwo) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<8xi32>) {
+  %1 = max_contiguous %0 {value = 6} : tile<8xi32>
+})"),
+            "verify: max_contiguous: value 6 is not a positive power of two, %0 is tile<8xi32>");
+}
+
+TEST(VerifierError, MaxContiguousLongerThanTheLastDimension) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<16x4xi64>) {
+  %1 = max_contiguous %0 {value = 8} : tile<16x4xi64>
+})"),
+            "verify: max_contiguous: value 8 exceeds the last dimension 4, %0 is tile<16x4xi64>");
+}
+
+TEST(VerifierError, MaxContiguousOfPointers) {
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: tile<8xptr<f32>>) {
+  %1 = max_contiguous %0 {value = 4} : tile<8xptr<f32>>
+})"),
+            "verify: max_contiguous: operand must be an integer tile, %0 is tile<8xptr<f32>>");
+}
+
 TEST(VerifierError, AtomicBitwiseKindOnFloats) {
   EXPECT_EQ(verify_error(R"(kernel @k(%0: ptr<f32>, %1: f32) {
   %2 = atomic_rmw %0, %1 {kind = or, order = relaxed, scope = gpu} : f32

@@ -111,6 +111,45 @@ TEST(AxisAnalysis, MultipleOfRaisesTheDivisibilityTheArithmeticCarries) {
   EXPECT_EQ(k.first_access_width(), 4);
 }
 
+TEST(AxisAnalysis, MaxContiguousAndAGroupedMultipleOfMakeGatheredRunsVectors) {
+  const Analysed k(R"(kernel @gather(%0: ptr<f32> {divisibility = 16}, %1: ptr<i32> {divisibility = 16}) {
+  %2 = arange {start = 0} : tile<64xi32>
+  %3 = splat %1 : tile<64xptr<i32>>
+  %4 = addptr %3, %2 : tile<64xptr<i32>>
+  %5 = load %4 {cache = none, evict = none} : tile<64xi32>
+  %6 = max_contiguous %5 {value = 4} : tile<64xi32>
+  %7 = multiple_of %6 {value = 4, group = 4} : tile<64xi32>
+  %8 = splat %0 : tile<64xptr<f32>>
+  %9 = addptr %8, %7 : tile<64xptr<f32>>
+  %10 = load %9 {cache = none, evict = none} : tile<64xf32>
+  %11 = addptr %8, %6 : tile<64xptr<f32>>
+  %12 = load %11 {cache = none, evict = none} : tile<64xf32>
+  %13 = max_contiguous %2 {value = 16} : tile<64xi32>
+  %14 = multiple_of %6 {value = 8, group = 8} : tile<64xi32>
+  %15 = multiple_of %6 {value = 8, group = 2} : tile<64xi32>
+}
+)");
+  EXPECT_EQ(k.info(5), expected({1}, {1}, {1}));   // gathered: nothing known
+  EXPECT_EQ(k.info(6), expected({4}, {1}, {1}));   // runs of 4 from anywhere
+  EXPECT_EQ(k.info(7), expected({4}, {4}, {1}));   // each run starts at a multiple of 4
+  EXPECT_EQ(k.info(9), expected({4}, {16}, {1}));  // 16-byte aligned runs of 4 floats
+  EXPECT_EQ(access_vector_width(k.infos, *k.value(10).def), 4);
+  EXPECT_EQ(access_vector_width(k.infos, *k.value(12).def), 1);  // runs, but unaligned
+  EXPECT_EQ(k.info(13), k.info(2));                              // arange's runs of 64 are longer already
+  EXPECT_EQ(k.info(14), k.info(6));                              // groups longer than the runs: run starts not promised
+  EXPECT_EQ(k.info(15), expected({4}, {8}, {1}));                // groups of 2 include every run start
+}
+
+TEST(AxisAnalysis, MaxContiguousRunsAlongTheLastDimension) {
+  const Analysed k(R"(kernel @rows(%0: tile<4x16xi32>) {
+  %1 = max_contiguous %0 {value = 8} : tile<4x16xi32>
+  %2 = multiple_of %1 {value = 16, group = 8} : tile<4x16xi32>
+}
+)");
+  EXPECT_EQ(k.info(1), expected({1, 8}, {1, 1}, {1, 1}));
+  EXPECT_EQ(k.info(2), expected({1, 8}, {1, 16}, {1, 1}));
+}
+
 TEST(AxisAnalysis, VectorAddWithoutFactsAccessesOneElementAtATime) {
   const Analysed k(vector_add(""));
   EXPECT_EQ(k.info(13), expected({1024}, {1}, {1}));

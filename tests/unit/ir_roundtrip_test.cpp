@@ -139,8 +139,11 @@ std::map<std::string, std::string> op_samples() {
                       "  }\n");
   s["print"] = kernel("print", "%0: i32, %1: tile<4xf32>", "  print %0, %1 {prefix = \"x = \"}\n");
   s["assert"] = kernel("assert", "%0: tile<8xi1>", "  assert %0 {message = \"index out of bounds\"}\n");
-  s["multiple_of"] =
-      kernel("multiple_of", "%0: tile<16xptr<f16>>", "  %1 = multiple_of %0 {value = 16} : tile<16xptr<f16>>\n");
+  s["multiple_of"] = kernel("multiple_of", "%0: tile<16xptr<f16>>, %1: tile<2x8xi32>",
+                            "  %2 = multiple_of %0 {value = 16} : tile<16xptr<f16>>\n"
+                            "  %3 = multiple_of %1 {value = 4, group = 4} : tile<2x8xi32>\n");
+  s["max_contiguous"] =
+      kernel("max_contiguous", "%0: tile<2x8xi32>", "  %1 = max_contiguous %0 {value = 4} : tile<2x8xi32>\n");
   s["barrier"] = kernel("barrier", "%0: i32", "  barrier\n  %1 = add %0, %0 : i32\n");
   s["local_alloc"] = kernel("local_alloc", "", "  %0 = local_alloc : shared<3x8x4xf16>\n");
   s["async_copy"] = kernel("async_copy", "%0: tile<8x4xptr<f16>>, %1: tile<8x4xi1>",

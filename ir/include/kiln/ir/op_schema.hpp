@@ -26,7 +26,7 @@ enum class OpFamily : std::uint8_t {
   control,        // for, if, while
   terminator,     // yield
   debug,          // print, assert, barrier
-  hint,           // multiple_of: a fact for the GPU code generator, checked by the cpu and emu devices
+  hint,           // multiple_of, max_contiguous: facts for the GPU code generator, checked by the cpu and emu devices
   shared_buffer,  // local_alloc, async_copy, async_commit, async_wait, local_load
 };
 

@@ -45,8 +45,9 @@ struct GpuTarget {
   /// dot_uses_tensor_cores says (f16/bf16, i8, f32 at tf32 precision); false
   /// keeps every dot on the FMA units.
   bool tensor_cores = true;
-  /// Check every hint (multiple_of) at run time and stop the kernel through
-  /// kHintFaultFunction where one does not hold, as the emu device does.
+  /// Check every hint (multiple_of, max_contiguous) at run time and stop the
+  /// kernel through kHintFaultFunction or kContiguityFaultFunction where one
+  /// does not hold, as the emu device does.
   /// False for a GPU, which trusts hints, as Triton does.
   bool check_hints = false;
 };
@@ -93,6 +94,12 @@ inline constexpr const char* kSharedBytesMetadata = "kiln.shared_bytes";
 /// index, -1 for a scalar; `value`: the element widened to 64 bits; `kind`:
 /// a HintValueKind). A device running such code supplies it.
 inline constexpr const char* kHintFaultFunction = "kiln_hint_fault";
+/// `void kiln_contiguity_fault(ptr what, i32 element, i64 value, i64 previous,
+/// i32 kind)`: the same for a max_contiguous that does not hold (`what`:
+/// "max_contiguous(4) does not hold at FILE:LINE"; `element`: the row-major
+/// index of the first element that does not continue its run; `value` and
+/// `previous`: it and the element before it, widened to 64 bits).
+inline constexpr const char* kContiguityFaultFunction = "kiln_contiguity_fault";
 /// How kHintFaultFunction's `value` is printed.
 enum class HintValueKind : std::int32_t { signed_integer, unsigned_integer, pointer };
 
