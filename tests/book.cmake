@@ -58,6 +58,7 @@ kiln_book_tool_output(stats run vector_add --n 1048576 --device cpu --stats
                       -- run matmul --m 256 --n 256 --k 256 --device cpu --stats)
 kiln_book_tool_output(emu --filter "^emu:" info)
 kiln_book_tool_output(dot_conversions --filter "for .dot." dump matmul --dtype f16 --stage layout --arch sm_80)
+kiln_book_tool_output(rings --filter "^ring |^shared rings" dump matmul --dtype f16 --stage layout --arch sm_80)
 kiln_book_tool_output(pipeline --filter "local_alloc|async_|barrier|local_load|dot |= for |[)]:$|yield|^  }" dump matmul --dtype f16
                       --stage opt)
 kiln_book_tool_output(conv2d run conv2d_bn_silu --device cpu:4 --stats -- run conv2d_bn_silu_unfused --device cpu:4 --stats

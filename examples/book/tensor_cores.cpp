@@ -5,8 +5,10 @@
 // variants a launch runs (pipelined, with the default 3 stages) and reports
 // the instructions of their PTX, counts the bank conflicts of copying the
 // operand tiles into their shared rings row-major and in the swizzled
-// layouts the code generator chooses, and runs the i8 and tf32 matmuls on
-// the chosen device, checked against plain C++.
+// layouts the code generator chooses, counts the instructions of the K loop
+// of a matmul written as Triton's tutorial writes it (pointers carried
+// through the loop), and runs the i8 and tf32 matmuls on the chosen device,
+// checked against plain C++.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -43,6 +45,28 @@ void matmul(kl::Ptr<In> a, kl::Ptr<In> b, kl::Ptr<Acc> c, kl::i32 m, kl::i32 n, 
   kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
 }
 // [/book:kernel]
+
+// [book:carried]
+template <class In, int BLOCK_M, int BLOCK_N, int BLOCK_K>
+void tutorial_matmul(kl::Ptr<In> a, kl::Ptr<In> b, kl::Ptr<kl::f32> c, kl::i32 m, kl::i32 n, kl::i32 k) {
+  auto offs_am = (kl::program_id(0) * BLOCK_M + kl::arange<BLOCK_M>()) % m;
+  auto offs_bn = (kl::program_id(1) * BLOCK_N + kl::arange<BLOCK_N>()) % n;
+  auto offs_k = kl::arange<BLOCK_K>();
+  kl::Var a_ptrs = a + (kl::expand_dims<1>(offs_am) * k + kl::expand_dims<0>(offs_k));
+  kl::Var b_ptrs = b + (kl::expand_dims<1>(offs_k) * n + kl::expand_dims<0>(offs_bn));
+  kl::Var acc = kl::zeros<kl::f32, BLOCK_M, BLOCK_N>();
+  for (auto kk : kl::range(0, kl::cdiv(k, BLOCK_K))) {
+    auto a_tile = kl::load(a_ptrs, kl::expand_dims<0>(offs_k) < k - kk * BLOCK_K, {.other = 0.0});
+    auto b_tile = kl::load(b_ptrs, kl::expand_dims<1>(offs_k) < k - kk * BLOCK_K, {.other = 0.0});
+    acc = kl::dot(a_tile, b_tile, acc);
+    a_ptrs = a_ptrs + BLOCK_K;      // the pointers move along K
+    b_ptrs = b_ptrs + BLOCK_K * n;  // carried from one iteration to the next
+  }
+  auto rows = kl::expand_dims<1>(kl::program_id(0) * BLOCK_M + kl::arange<BLOCK_M>());
+  auto cols = kl::expand_dims<0>(kl::program_id(1) * BLOCK_N + kl::arange<BLOCK_N>());
+  kl::store(c + (rows * n + cols), acc, (rows < m) & (cols < n));
+}
+// [/book:carried]
 
 constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32;
 constexpr int kM = 128, kN = 128, kK = 256;  // multiples of 16: the loads are 16 bytes wide
@@ -233,6 +257,51 @@ void show_every_dtype() {
   // [/book:dtypes]
 }
 
+/// The body of the innermost loop of `ptx` holding `needle`: from a block
+/// label to the last branch back to it; empty when no loop holds it.
+std::string innermost_loop_holding(const std::string& ptx, const std::string& needle) {
+  std::string best;
+  for (std::size_t at = ptx.find("$L__BB"); at != std::string::npos; at = ptx.find("$L__BB", at + 1)) {
+    const std::size_t colon = ptx.find_first_of(":;", at);
+    if (colon == std::string::npos || ptx[colon] != ':') continue;
+    const std::size_t back_edge = ptx.rfind(ptx.substr(at, colon - at) + ";");
+    if (back_edge == std::string::npos || back_edge < colon) continue;
+    const std::string body = ptx.substr(colon + 1, back_edge - colon - 1);
+    if (body.find(needle) != std::string::npos && (best.empty() || body.size() < best.size())) best = body;
+  }
+  return best;
+}
+
+/// How many times `needle` occurs in `text`.
+int occurrences(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+/// The K loop of the tutorial-style matmul, whose pointers the loop carries:
+/// its instructions per iteration for sm_80. Counts as a failure unless the
+/// operands arrive by cp.async with one barrier and no loads of their own.
+void show_carried_pointers() {
+  kl::Buffer<kl::half> a(kM * kK), b(kK * kN);
+  kl::Buffer<float> c(kM * kN);
+  const auto program =
+      kl::compile<tutorial_matmul<kl::f16, kBlockM, kBlockN, kBlockK>>().program_for(a, b, c, kM, kN, kK);
+  const lw::GpuKernel gpu = lw::compile_for_gpu(program->optimized(), {.arch = "sm_80", .num_warps = 4});
+  const std::string loop = innermost_loop_holding(gpu.ptx, "mma.sync");
+  const int copies = occurrences(loop, "cp.async.cg.shared.global"), barriers = occurrences(loop, "bar.sync");
+  const int loads = occurrences(loop, "ld.global."), stores = occurrences(loop, "st.shared.");
+  std::printf(
+      "carried pointers, f16: each iteration of the K loop has %d cp.async, %d commit_group, %d wait_group, "
+      "%d bar.sync, %d ld.global, %d st.shared; %d bytes of shared memory\n",
+      copies, occurrences(loop, "cp.async.commit_group"), occurrences(loop, "cp.async.wait_group"), barriers, loads,
+      stores, gpu.shared_bytes);
+  if (copies == 0 || barriers != 1 || loads != 0 || stores != 0) {
+    std::printf("  where chapter 18 says the carried pointers' loads are pipelined\n");
+    ++failures;
+  }
+}
+
 std::mt19937 random_engine(2024);
 
 /// The i8 matmul, exact in i32: every element must equal the reference.
@@ -294,6 +363,7 @@ bool check_tf32() {
 int main() {
   show_layouts();
   show_every_dtype();
+  show_carried_pointers();
   const bool ok = check_i8() & check_tf32() && failures == 0;
   std::printf("%s\n", ok ? "ok" : "FAILED");
   return ok ? 0 : 1;

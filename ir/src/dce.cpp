@@ -1,6 +1,9 @@
 // Dead code elimination: removes ops without side effects whose results are
-// unused, innermost regions and last uses first, to a fixed point.
+// unused, innermost regions and last uses first, to a fixed point; and a
+// `for` loop's carried values that nothing reads but their own update (the
+// pipeliner leaves them behind: software_pipeline.cpp).
 #include <unordered_map>
+#include <unordered_set>
 
 #include "kiln/ir/passes.hpp"
 #include "op_traits.hpp"
@@ -49,11 +52,71 @@ class DeadCode {
   std::unordered_map<const Value*, int> uses_;
 };
 
+/// Whether carried value `i` of `loop` only feeds itself: the loop's result
+/// is unused and everything computed from its block argument in the body is
+/// removable and reaches the yield only as carried value `i`.
+bool only_updates_itself(const Operation& loop, std::size_t i, const std::unordered_map<const Value*, int>& uses) {
+  if (auto it = uses.find(loop.results[i]); it != uses.end() && it->second != 0) return false;
+  const Block& body = *loop.regions[0];
+  std::unordered_set<const Value*> reached{body.arguments[1 + i]};
+  // SSA order: every value is reached before the top-level ops reading it.
+  for (const auto& op : body.ops) {
+    bool reads = false;
+    auto visit = [&](const Operation& o) {
+      for (std::size_t k = 0; k < o.operands.size(); ++k) {
+        if (!reached.count(o.operands[k])) continue;
+        if (&o == op.get() && o.code == OpCode::yield && k != i) return false;
+        reads = true;
+      }
+      return true;
+    };
+    if (!visit(*op)) return false;
+    bool nested_ok = true;
+    for (const auto& region : op->regions) walk(*region, [&](Operation& inner) { nested_ok &= visit(inner); });
+    if (!nested_ok) return false;
+    if (!reads || op->code == OpCode::yield) continue;
+    if (!is_removable_when_unused(*op)) return false;
+    reached.insert(op->results.begin(), op->results.end());
+  }
+  return true;
+}
+
+void renumber(std::vector<Value*>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i) values[i]->index = static_cast<int>(i);
+}
+
+/// Removes the carried values of `for` loops that only update themselves;
+/// the ops computing their updates are left unused, for the sweep.
+bool drop_self_updated_carried(Function& fn) {
+  const std::unordered_map<const Value*, int> uses = passes::count_uses(fn.body);
+  bool changed = false;
+  walk(fn.body, [&](Operation& loop) {
+    if (loop.code != OpCode::for_) return;
+    Block& body = *loop.regions[0];
+    Operation* yield = body.terminator();
+    for (std::size_t i = loop.results.size(); i-- > 0;) {
+      if (!only_updates_itself(loop, i, uses)) continue;
+      yield->operands.erase(yield->operands.begin() + static_cast<long>(i));
+      body.arguments.erase(body.arguments.begin() + static_cast<long>(1 + i));
+      loop.operands.erase(loop.operands.begin() + static_cast<long>(3 + i));
+      loop.results.erase(loop.results.begin() + static_cast<long>(i));
+      changed = true;
+    }
+    renumber(body.arguments);
+    renumber(loop.results);
+  });
+  return changed;
+}
+
 }  // namespace
 
 bool eliminate_dead_code(Function& fn) {
   bool changed = false;
-  while (DeadCode(fn).sweep(fn.body)) changed = true;
+  for (;;) {
+    const bool dropped = drop_self_updated_carried(fn);
+    if (!DeadCode(fn).sweep(fn.body) && !dropped) break;
+    changed = true;
+  }
   return changed;
 }
 

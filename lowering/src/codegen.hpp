@@ -66,7 +66,7 @@ struct KernelCodegen {
   /// first SharedScratch, and the bytes the largest op's scratch takes.
   llvm::GlobalVariable* shared_memory = nullptr;
   std::uint64_t shared_bytes = 0;
-  /// The rings (plan_shared_rings) take [0, ring_bytes) of shared memory for
+  /// The rings (place_shared_rings) take [0, ring_bytes) of shared memory for
   /// the whole kernel (rings never live at once share bytes); op scratch
   /// comes after them.
   std::unordered_map<const ir::Value*, SharedRing> rings;
@@ -139,13 +139,10 @@ class SharedScratch {
 /// The kernel's dynamic shared-memory array (kSharedMemoryArray), created on first use.
 llvm::GlobalVariable* shared_memory_array(KernelCodegen& cg);
 
-/// Places every local_alloc's ring at the start of shared memory (rings that
-/// are never live at once at the same bytes: ring_lifetimes.hpp), each slot
-/// in a shared layout chosen for its copies and readers: swizzled against
-/// bank conflicts for the 16-byte copies and the ldmatrix reads when every
-/// reader is a tensor-core dot taking it as one operand, else row-major (the
-/// FMA units' dot reads rows and columns of it). Sets cg.ring_bytes.
-void plan_shared_rings(KernelCodegen& cg);
+/// Places every local_alloc's ring at the start of shared memory as its
+/// plan says (shared_rings.hpp: offsets, slot sizes and layouts). Sets
+/// cg.ring_bytes.
+void place_shared_rings(KernelCodegen& cg);
 /// The offset (i32, in elements of the ring's memory type) of slot `slot`
 /// (an i32 scalar value) of `ring` from its base.
 llvm::Value* ring_slot_offset(KernelCodegen& cg, const SharedRing& ring, const ir::Value& slot);
@@ -314,7 +311,7 @@ void emit_scan_op(KernelCodegen& cg, const ir::Operation& op);
 /// of b in the dot operand layouts, summed in k order on the FMA units.
 void emit_dot_op(KernelCodegen& cg, const ir::Operation& op);
 /// local_alloc, async_copy, async_commit, async_wait, local_load: the rings
-/// of pipelined loops (plan_shared_rings), cp.async into them.
+/// of pipelined loops (place_shared_rings), cp.async into them.
 void emit_shared_buffer_op(KernelCodegen& cg, const ir::Operation& op);
 /// async_copy: cp.async of each thread's runs of its pointer tile into the
 /// slot, 0 bytes read where masked off (codegen_memory.cpp, beside the loads).

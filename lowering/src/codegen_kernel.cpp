@@ -134,7 +134,7 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
   for (std::size_t i = 0; i < fn.body.arguments.size(); ++i)
     cg.define(*fn.body.arguments[i], {cg.kernel->getArg(static_cast<unsigned>(i))});
 
-  plan_shared_rings(cg);
+  place_shared_rings(cg);
   for (const auto& op : fn.body.ops) emit_op(cg, *op);
   cg.builder.CreateRetVoid();
   finish_shared_memory(cg);

@@ -52,6 +52,10 @@ kiln_cli_test(bad_arch 2 "^kiln: unknown arch 'sm_75' \\(archs: sm_80, sm_90a\\)
 kiln_cli_test(dump_ptx 0 "\\.version 8\\.5\n\\.target sm_80.*\\.entry vector_add[^\n]*\\(.*st\\.global" dump vector_add --stage ptx --arch sm_80)
 kiln_cli_test(dump_llvm 0 "target triple = \"nvptx64-nvidia-cuda\".*define ptx_kernel void @vector_add" dump vector_add --stage llvm)
 kiln_cli_test(dump_layout 0 "register" dump vector_add --stage layout)
+# The shared rings of the pipelined K loop: stages, slot bytes and offsets.
+set(matmul_ring "ring %[0-9]+ : shared<3x(64x32|32x64)xf16>: 3 stages of 4096 bytes at offset")
+kiln_cli_test(dump_layout_rings 0 "\n${matmul_ring} 0, layout chosen for its copies and dot fragments\n.*\n${matmul_ring} 12288, layout chosen for its copies and dot fragments\n.*\nshared rings: 2, 24576 bytes\n"
+  dump matmul --dtype f16 --stage layout --arch sm_80)
 kiln_cli_test(dump_attention_ptx 0 "\\.entry attention.*mma\\.sync\\.aligned\\.m16n8k16" dump attention --stage ptx)
 kiln_cli_test(dump_softmax_ptx 0 "\\.entry softmax.*shfl\\.sync\\.bfly" dump softmax --stage ptx)
 kiln_cli_test(dump_shared_memory 0 "\\.extern \\.shared \\.align 16 \\.b8 kiln_shared\\[\\];.*\n// softmax[^\n]*: 16 bytes of dynamic shared memory per program\n$" dump softmax --stage ptx)

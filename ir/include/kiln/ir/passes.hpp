@@ -17,7 +17,8 @@ bool canonicalize(Function& fn);
 /// Replaces ops identical to an earlier op in a dominating position (same code,
 /// operands, attributes and result types; no side effects, no regions).
 bool eliminate_common_subexpressions(Function& fn);
-/// Removes ops whose results are unused and that have no side effects.
+/// Removes ops whose results are unused and that have no side effects, and
+/// the carried values of `for` loops that nothing reads but their own update.
 bool eliminate_dead_code(Function& fn);
 /// Moves side-effect-free ops whose operands are defined outside a `for`
 /// or `while` loop in front of it.
@@ -31,8 +32,9 @@ void specialize(Function& fn, std::vector<ArgumentFacts> facts);
 /// Software pipelining (OPS.md, "Shared buffers"; software_pipeline.cpp):
 /// in each `for` loop that writes no memory, the loads feeding only `dot`
 /// operands a and b of inputs narrower than 4 bytes or rounded to tf32, with
-/// addresses computed from the induction variable,
-/// become async_copies issued `S - 1` iterations ahead into rings of `S`
+/// addresses computed from the induction variable and from carried values
+/// whose updates are speculatable arithmetic (carried S - 1 iterations
+/// ahead as well), become async_copies issued `S - 1` iterations ahead into rings of `S`
 /// shared slots, read back with local_load. S is the loop's `num_stages`
 /// attribute, else `num_stages`; nothing below 2 stages. Returns true if a
 /// loop was pipelined.

@@ -1,0 +1,115 @@
+// The shared rings' plan (shared_rings.hpp): each ring's slot layout and
+// size from its copies and readers, then its place (ring_lifetimes.hpp).
+#include "kiln/lowering/shared_rings.hpp"
+
+#include <bit>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "kiln/lowering/dot_layout.hpp"
+#include "kiln/lowering/ring_lifetimes.hpp"
+#include "kiln/lowering/shared_access.hpp"
+#include "kiln/lowering/shared_layout.hpp"
+
+namespace kiln::lowering {
+
+namespace {
+
+/// The ops of `fn` reading `value` as an operand, with the operand's index.
+std::vector<std::pair<const ir::Operation*, int>> uses_of(const ir::Function& fn, const ir::Value& value) {
+  std::vector<std::pair<const ir::Operation*, int>> uses;
+  ir::walk(fn.body, [&](ir::Operation& op) {
+    for (std::size_t i = 0; i < op.operands.size(); ++i)
+      if (op.operands[i] == &value) uses.emplace_back(&op, static_cast<int>(i));
+  });
+  return uses;
+}
+
+/// The layout the ring's slots are read in by every reader, when all are
+/// tensor-core dots taking it as the same operand; none otherwise.
+std::optional<LinearLayout> common_fragment_layout(const ir::Function& fn, const ir::Value& ring,
+                                                   const GpuTarget& target) {
+  std::optional<LinearLayout> fragment;
+  for (const auto& [load, index] : uses_of(fn, ring)) {
+    if (load->code != ir::OpCode::local_load) continue;
+    for (const auto& [user, operand] : uses_of(fn, *load->result())) {
+      if (user->code != ir::OpCode::dot || !reads_shared_slot(*user, operand) || !dot_uses_tensor_cores(*user, target))
+        return std::nullopt;
+      LinearLayout needed = dot_fragment_layout(*user, operand == 0 ? DotOperand::a : DotOperand::b, target.num_warps);
+      if (fragment && *fragment != needed) return std::nullopt;
+      fragment = std::move(needed);
+    }
+  }
+  return fragment;
+}
+
+/// The layout async_copy writes the ring from: its first copy's pointers'.
+const LinearLayout* copy_layout(const ir::Function& fn, const ir::Value& ring, const LayoutMap& layouts) {
+  for (const auto& [op, index] : uses_of(fn, ring))
+    if (op->code == ir::OpCode::async_copy) return &layouts.at(*op->operands[2]);
+  return nullptr;
+}
+
+SharedRingPlan plan_ring(const ir::Function& fn, const ir::Value& ring, const LayoutMap& layouts,
+                         const GpuTarget& target) {
+  const ir::Shape slot_shape(ring.type.shape.begin() + 1, ring.type.shape.end());
+  SharedRingPlan plan;
+  plan.ring = &ring;
+  plan.stages = static_cast<int>(ring.type.shape[0]);
+  plan.element_bytes = ir::dtype_bytes(ring.type.dtype);
+  const LinearLayout* writer = copy_layout(fn, ring, layouts);
+  const std::optional<LinearLayout> reader = common_fragment_layout(fn, ring, target);
+  if (writer && reader && slot_shape.size() == 2) {
+    plan.layout = choose_shared_layout(*writer, *reader, plan.element_bytes);
+    plan.chosen_for_readers = true;
+  } else {
+    std::vector<LinearLayout::OutDim> dims;
+    for (std::size_t d = 0; d < slot_shape.size(); ++d)
+      dims.push_back({"dim" + std::to_string(d), std::countr_zero(static_cast<std::uint64_t>(slot_shape[d]))});
+    plan.layout = row_major_shared_layout(dims);
+  }
+  std::uint64_t tile_bytes = static_cast<std::uint64_t>(plan.element_bytes);
+  for (const std::int64_t extent : slot_shape) tile_bytes *= static_cast<std::uint64_t>(extent);
+  plan.slot_bytes = (tile_bytes + kRingSlotAlignment - 1) / kRingSlotAlignment * kRingSlotAlignment;
+  return plan;
+}
+
+}  // namespace
+
+const SharedRingPlan& SharedRings::at(const ir::Value& ring) const {
+  for (const SharedRingPlan& plan : rings)
+    if (plan.ring == &ring) return plan;
+  throw InternalError("%" + std::to_string(ring.id) + " is not a planned shared ring");
+}
+
+SharedRings plan_shared_rings(const ir::Function& fn, const LayoutMap& layouts, const GpuTarget& target) {
+  SharedRings planned;
+  ir::walk(fn.body, [&](ir::Operation& op) {
+    if (op.code == ir::OpCode::local_alloc) planned.rings.push_back(plan_ring(fn, *op.result(), layouts, target));
+  });
+  const RingPlacement placement = place_rings(
+      fn,
+      [&](const ir::Value& ring) {
+        const SharedRingPlan& plan = planned.at(ring);
+        return plan.slot_bytes * static_cast<std::uint64_t>(plan.stages);
+      },
+      kRingSlotAlignment);
+  for (SharedRingPlan& plan : planned.rings) plan.offset = placement.offsets.at(plan.ring);
+  planned.bytes = placement.bytes;
+  return planned;
+}
+
+std::string describe_shared_rings(const SharedRings& rings) {
+  if (rings.rings.empty()) return {};
+  std::ostringstream out;
+  for (const SharedRingPlan& plan : rings.rings)
+    out << "ring %" << plan.ring->id << " : " << ir::to_string(plan.ring->type) << ": " << plan.stages << " stages of "
+        << plan.slot_bytes << " bytes at offset " << plan.offset << ", "
+        << (plan.chosen_for_readers ? "layout chosen for its copies and dot fragments" : "row-major") << "\n"
+        << plan.layout << "\n";
+  out << "shared rings: " << rings.rings.size() << ", " << rings.bytes << " bytes\n";
+  return out.str();
+}
+
+}  // namespace kiln::lowering
