@@ -141,6 +141,9 @@ std::map<std::string, std::string> op_samples() {
   s["assert"] = kernel("assert", "%0: tile<8xi1>", "  assert %0 {message = \"index out of bounds\"}\n");
   s["multiple_of"] =
       kernel("multiple_of", "%0: tile<16xptr<f16>>", "  %1 = multiple_of %0 {value = 16} : tile<16xptr<f16>>\n");
+  s["inline_asm"] = kernel("inline_asm", "%0: tile<8xi32>, %1: tile<8xi32>",
+                           "  %2 = inline_asm %0, %1 {asm = \"mad.lo.s32 $0, $1, $2, $1;\", constraints = \"=r,r,r\", "
+                           "pure = true, key = \"asm-6cb0aade1301f180\"} : tile<8xi32>\n");
   s["barrier"] = kernel("barrier", "%0: i32", "  barrier\n  %1 = add %0, %0 : i32\n");
   s["local_alloc"] = kernel("local_alloc", "", "  %0 = local_alloc : shared<3x8x4xf16>\n");
   s["async_copy"] = kernel("async_copy", "%0: tile<8x4xptr<f16>>, %1: tile<8x4xi1>",
