@@ -1,8 +1,10 @@
 // Chapter 24, "Building for sm_80 and sm_90a, and what is portable": the same
 // kernels compiled by the GPU code generator for both targets, the lines of
 // their PTX that differ, which matrix instructions a dot gets on each, the
-// shared memory each target gives a program, and the cpu and emu devices
-// computing the same bits whatever the host.
+// shared memory each target gives a program, the cpu and emu devices
+// computing the same bits whatever the host, and inline PTX with the host
+// reference those devices run in its place.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -33,6 +35,21 @@ void transpose(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
   auto out_rows = kl::trans(cols), out_cols = kl::trans(rows);
   kl::store(out + out_rows * n + out_cols, kl::trans(tile), (out_rows < n) & (out_cols < n));
 }
+
+// [book:fast_tanh]
+/// What the cpu and emu devices compute for one element in place of the PTX.
+float host_tanh(float x) { return std::tanh(x); }
+
+/// tanh by the GPU's approximate instruction (relative error under 2^-10.98).
+template <int BLOCK>
+void fast_tanh(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
+  auto offsets = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
+  auto mask = offsets < n;
+  auto y = kl::inline_asm_elementwise<kl::f32>("tanh.approx.f32 $0, $1;", "=f,f",
+                                               kl::asm_args(kl::load(x + offsets, mask)), host_tanh);
+  kl::store(out + offsets, y, mask);
+}
+// [/book:fast_tanh]
 
 // [book:for_arch]
 /// The GPU code generator's output for `arch` ("sm_80" or "sm_90a") for the
@@ -118,6 +135,23 @@ int main() {
   // [/book:same_bits]
   failures += !same;
   for (int i = 0; i < n; ++i) failures += results[0][i] != x[i] * 0.1f;
+
+  // [book:fast_tanh_run]
+  auto tanh_kernel = kl::compile<fast_tanh<1024>>();
+  const std::string tanh_ptx = for_arch(tanh_kernel, "sm_90a").ptx;
+  std::printf("fast_tanh<1024> for sm_90a: tanh.approx.f32 %s\n",
+              yes_no(tanh_ptx.find("tanh.approx.f32") != std::string::npos));
+  for (const kl::Device& device : {kl::Device::cpu(), kl::Device::emu()}) {
+    auto x_buffer = kl::Buffer<float>::from(x, device);
+    kl::Buffer<float> out(n, device);
+    tanh_kernel.launch(kl::Grid(kl::cdiv(n, 1024)), x_buffer, out, n);
+    const std::vector<float> y = out.to_host();
+    int equal = 0;
+    for (int i = 0; i < n; ++i) equal += y[i] == std::tanh(x[i]);
+    std::printf("fast_tanh<1024> on %s: %d of %d elements are std::tanh's\n", device.name().c_str(), equal, n);
+    failures += equal != n;
+  }
+  // [/book:fast_tanh_run]
   std::printf("%s\n", failures == 0 ? "ok" : "FAILED");
   return failures == 0 ? 0 : 1;
 }

@@ -1,12 +1,14 @@
 // The effect queries of kiln/ir/op_schema.hpp.
 #include "kiln/ir/op_schema.hpp"
 
+#include "kiln/ir/inline_asm.hpp"
+
 namespace kiln::ir {
 
 namespace {
 
-bool any_inside(const Operation& op, bool (*holds)(OpCode)) {
-  if (holds(op.code)) return true;
+bool any_inside(const Operation& op, bool (*holds)(const Operation&)) {
+  if (holds(op)) return true;
   for (auto& region : op.regions)
     for (auto& inner : region->ops)
       if (any_inside(*inner, holds)) return true;
@@ -15,10 +17,20 @@ bool any_inside(const Operation& op, bool (*holds)(OpCode)) {
 
 }  // namespace
 
+OpEffect effect_of(const Operation& op) {
+  if (op.code == OpCode::inline_asm && inline_asm_is_pure(op)) return OpEffect::none;
+  return effect_of(op.code);
+}
+
+bool has_lasting_effect(const Operation& op) {
+  const OpEffect effect = effect_of(op);
+  return effect == OpEffect::writes || effect == OpEffect::reports || effect == OpEffect::orders;
+}
+
 bool has_side_effects(const Operation& op) { return any_inside(op, &has_lasting_effect); }
 
 bool writes_memory(const Operation& op) {
-  return any_inside(op, [](OpCode code) { return effect_of(code) == OpEffect::writes; });
+  return any_inside(op, [](const Operation& inner) { return effect_of(inner) == OpEffect::writes; });
 }
 
 bool is_removable_when_unused(const Operation& op) {
@@ -26,7 +38,7 @@ bool is_removable_when_unused(const Operation& op) {
 }
 
 bool is_pure(const Operation& op) {
-  return op.regions.empty() && effect_of(op.code) == OpEffect::none && family_of(op.code) != OpFamily::terminator;
+  return op.regions.empty() && effect_of(op) == OpEffect::none && family_of(op.code) != OpFamily::terminator;
 }
 
 bool is_speculatable(const Operation& op) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kiln/ir/attribute_enums.hpp"
+#include "kiln/ir/inline_asm.hpp"
 #include "kiln/ir/passes.hpp"
 
 namespace kiln::ir {
@@ -521,6 +522,32 @@ void verify_max_contiguous(const Operation& op) {
     fail(op, "operand must be an integer tile", {x});
   expect_type(op, op.result(), x->type, "result");
   expect_run_length(op, "value", x);
+}
+
+// ---- Inline assembly -----------------------------------------------------------
+
+void verify_inline_asm(const Operation& op) {
+  string_attr(op, "asm");
+  string_attr(op, "constraints");
+  string_attr(op, "key");
+  const auto* pure = std::get_if<Symbol>(op.find_attribute("pure"));
+  if (!pure || (pure->name != "true" && pure->name != "false")) fail(op, "attribute 'pure' must be true or false");
+  const Value* result = op.result();
+  if (result->type.is_pointer || result->type.is_shared) fail(op, "the result must be numbers", {result});
+  std::vector<DType> dtypes;
+  for (const Value* operand : op.operands) {
+    if (operand->type.is_pointer || operand->type.is_shared) fail(op, "operands must be numbers", {operand});
+    if (operand->type.shape != result->type.shape) fail(op, "operands must have the result's shape", {operand, result});
+    dtypes.push_back(operand->type.dtype);
+  }
+  const std::string& text = op.string_attribute("asm");
+  const std::string& constraints = op.string_attribute("constraints");
+  const std::string error = inline_asm_error(text, constraints, result->type.dtype, dtypes);
+  if (!error.empty()) fail(op, error);
+  const std::string key = inline_asm_key(text, constraints, result->type.dtype, dtypes);
+  if (op.string_attribute("key") != key)
+    fail(op, "attribute 'key' is \"" + op.string_attribute("key") + "\", but the asm, constraints and dtypes give \"" +
+                 key + "\"");
 }
 
 // ---- Shared-memory buffers ------------------------------------------------------

@@ -349,7 +349,8 @@ class AxisAnalysis {
       case ir::OpFamily::control:
       case ir::OpFamily::terminator:
       case ir::OpFamily::debug:
-      case ir::OpFamily::shared_buffer: return std::nullopt;
+      case ir::OpFamily::shared_buffer:
+      case ir::OpFamily::inline_asm: return std::nullopt;
     }
     return std::nullopt;
   }

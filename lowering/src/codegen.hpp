@@ -324,6 +324,9 @@ void emit_atomic_op(KernelCodegen& cg, const ir::Operation& op);
 void emit_debug_op(KernelCodegen& cg, const ir::Operation& op);
 /// multiple_of, max_contiguous: the operand's registers, checked where GpuTarget::check_hints.
 void emit_hint_op(KernelCodegen& cg, const ir::Operation& op);
+/// inline_asm: LLVM inline asm per register, or the host reference's hook
+/// where GpuTarget::inline_asm_on_host.
+void emit_inline_asm_op(KernelCodegen& cg, const ir::Operation& op);
 /// The fault of integer `op` (div, rem) where a register of its divisor,
 /// `divisors`, is 0: the interpreter's message by vprintf, then __assertfail.
 void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op, const std::vector<llvm::Value*>& divisors);

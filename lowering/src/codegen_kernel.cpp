@@ -219,6 +219,7 @@ void emit_op(KernelCodegen& cg, const ir::Operation& op) {
     case ir::OpFamily::debug: emit_debug_op(cg, op); return;
     case ir::OpFamily::hint: emit_hint_op(cg, op); return;
     case ir::OpFamily::shared_buffer: emit_shared_buffer_op(cg, op); return;
+    case ir::OpFamily::inline_asm: emit_inline_asm_op(cg, op); return;
     case ir::OpFamily::terminator: throw InternalError("a yield outside the end of a region (" + op_place(op) + ")");
   }
 }

@@ -8,9 +8,12 @@
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Support/SourceMgr.h>
 
+#include <stdexcept>
+
 #include "emu_launch.hpp"
 #include "jit.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/runtime/host_reference.hpp"
 #include "retarget_module.hpp"
 
 namespace kiln::runtime::emu {
@@ -38,6 +41,9 @@ std::unique_ptr<CompiledKernel> compile_for_emu(const Program& program, const Em
   target.arch = kEmulatedArch;
   target.num_warps = program.options().num_warps;
   target.check_hints = true;
+  target.inline_asm_on_host = true;
+  if (const std::string missing = missing_host_reference(program.optimized(), "the emu device"); !missing.empty())
+    throw std::invalid_argument(missing);
   lowering::LoweringOptions options;
   options.stop_after = "codegen";
   const lowering::GpuKernel gpu = lowering::compile_for_gpu(program.optimized(), target, options);

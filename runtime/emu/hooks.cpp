@@ -1,9 +1,10 @@
 // The hooks: thread and program indices, barriers, fences, warp shuffles and
 // votes, mma.sync, ldmatrix, NVVM math, libdevice's __nv_* on host libm, vprintf,
-// __assertfail, failed hints, shared memory, the global and shared access checks, cp.async
-// (copies that land when a wait completes their group), and the f16/bf16
-// conversions and fused multiply-adds narrow_floats.cpp makes explicit (on
-// 16-bit patterns in 32-bit integers, the interpreter's rounding rules:
+// __assertfail, failed hints, inline asm's host references, shared memory,
+// the global and shared access checks, cp.async (copies that land when a wait
+// completes their group), and the f16/bf16 conversions and fused
+// multiply-adds narrow_floats.cpp makes explicit (on 16-bit patterns in
+// 32-bit integers, the interpreter's rounding rules:
 // kiln/ir/numeric.hpp, kiln/ir/rounding.hpp). Each is `extern "C"` and never
 // throws: a failure ends the running program through CtaScheduler::fault.
 #include <atomic>
@@ -14,12 +15,14 @@
 #include <exception>
 #include <mutex>
 #include <numbers>
+#include <optional>
 
 #include "cta_scheduler.hpp"
 #include "hooks.hpp"
 #include "kiln/ir/numeric.hpp"
 #include "kiln/ir/rounding.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/runtime/host_reference.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -319,6 +322,25 @@ void kiln_emu_contiguity_fault(const char* what, std::int32_t element, std::int6
   });
 }
 
+// An inline_asm element on the host (kiln/lowering/compile.hpp,
+// kInlineAsmHostFunction): the host reference registered under `key` applied
+// to the element's operand bits.
+std::uint64_t kiln_emu_inline_asm_host(const char* key, const std::uint64_t* arguments) {
+  const std::optional<kiln::runtime::HostReference> reference = kiln::runtime::find_host_reference(key);
+  if (!reference)
+    scheduler().fault([&] {
+      return "kernel " + scheduler().launch().kernel->name + ": no host reference is registered for inline_asm " + key;
+    });
+  try {
+    return (*reference)(arguments);
+  } catch (const std::exception& e) {
+    scheduler().fault([&] {
+      return "kernel " + scheduler().launch().kernel->name + ": the host reference of inline_asm " + key +
+             " threw: " + e.what();
+    });
+  }
+}
+
 // The hooks the retargeting inserts.
 void* kiln_emu_shared_memory() { return scheduler().shared_memory(); }
 void kiln_emu_check_global_access(const void* address, std::uint64_t bytes, std::uint32_t site) {
@@ -483,6 +505,7 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("__assertfail", kiln_emu_assertfail),
     KILN_EMU_HOOK(kiln::lowering::kHintFaultFunction, kiln_emu_hint_fault),
     KILN_EMU_HOOK(kiln::lowering::kContiguityFaultFunction, kiln_emu_contiguity_fault),
+    KILN_EMU_HOOK(kiln::lowering::kInlineAsmHostFunction, kiln_emu_inline_asm_host),
     KILN_EMU_HOOK("", kiln_emu_shared_memory),
     KILN_EMU_HOOK("", kiln_emu_check_global_access),
     KILN_EMU_HOOK("", kiln_emu_check_shared_access),

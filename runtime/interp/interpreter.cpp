@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../src/footprint_counter.hpp"
+#include "kiln/runtime/host_reference.hpp"
 #include "kiln/runtime/launch_progress.hpp"
 #include "program.hpp"
 
@@ -65,10 +66,15 @@ class FramePool {
 struct InterpretedKernel::Plan {
   interp::Program program;
   FramePool frames;
+  /// Why the kernel cannot run here (an inline_asm without a host
+  /// reference), or empty. A kernel for the cuda device only is still
+  /// prepared: every Program has its interpreter.
+  std::string missing_reference;
 };
 
 InterpretedKernel::InterpretedKernel(const ir::Function& fn) : plan_(std::make_unique<Plan>()) {
   plan_->program = interp::build_program(fn);
+  plan_->missing_reference = missing_host_reference(fn, "the cpu device");
 }
 InterpretedKernel::~InterpretedKernel() = default;
 InterpretedKernel::InterpretedKernel(InterpretedKernel&&) noexcept = default;
@@ -94,6 +100,7 @@ void prepare(interp::Exec& ex) {
 
 LaunchStats InterpretedKernel::launch(Grid grid, std::span<const KernelArgument> args, int threads) const {
   const interp::Program& program = plan_->program;
+  if (!plan_->missing_reference.empty()) throw std::invalid_argument(plan_->missing_reference);
   if (args.size() != program.arg_types.size())
     throw std::invalid_argument("kernel " + program.name + ": takes " + count(program.arg_types.size(), "argument") +
                                 ", launched with " + std::to_string(args.size()));

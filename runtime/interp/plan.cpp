@@ -324,6 +324,7 @@ class Compiler {
       case ir::OpFamily::debug: bind_debug(op, ins); break;
       case ir::OpFamily::hint: bind_hint(op, ins); break;
       case ir::OpFamily::shared_buffer: bind_shared_buffer(op, ins); break;
+      case ir::OpFamily::inline_asm: bind_inline_asm(op, ins); break;
       case ir::OpFamily::terminator: unsupported(op, "a yield must end a region");
     }
     return ins;

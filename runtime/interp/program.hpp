@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "hazard.hpp"
 #include "kiln/ir/ir.hpp"
 #include "kiln/ir/provenance.hpp"
+#include "kiln/runtime/host_reference.hpp"
 #include "kiln/runtime/interpreter.hpp"
 #include "ring_state.hpp"
 
@@ -75,7 +77,8 @@ struct Instr {
   std::string text;                        // print prefix, assert message
   std::vector<ir::Type> types;             // print: the operand types
   std::vector<Body> regions;
-  SlotRef scratch;  // dot: conversion buffers
+  SlotRef scratch;                         // dot: conversion buffers
+  std::optional<HostReference> reference;  // inline_asm: what runs in place of the asm
 };
 
 /// A kernel ready to run.
@@ -128,6 +131,7 @@ void bind_control(const ir::Operation& op, Instr& ins);
 void bind_debug(const ir::Operation& op, Instr& ins);
 void bind_hint(const ir::Operation& op, Instr& ins);
 void bind_shared_buffer(const ir::Operation& op, Instr& ins);
+void bind_inline_asm(const ir::Operation& op, Instr& ins);
 /// Bytes of scratch the dot routine needs for `op`.
 std::size_t dot_scratch_bytes(const ir::Operation& op);
 

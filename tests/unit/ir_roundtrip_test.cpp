@@ -144,6 +144,9 @@ std::map<std::string, std::string> op_samples() {
                             "  %3 = multiple_of %1 {value = 4, group = 4} : tile<2x8xi32>\n");
   s["max_contiguous"] =
       kernel("max_contiguous", "%0: tile<2x8xi32>", "  %1 = max_contiguous %0 {value = 4} : tile<2x8xi32>\n");
+  s["inline_asm"] = kernel("inline_asm", "%0: tile<8xi32>, %1: tile<8xi32>",
+                           "  %2 = inline_asm %0, %1 {asm = \"mad.lo.s32 $0, $1, $2, $1;\", constraints = \"=r,r,r\", "
+                           "pure = true, key = \"asm-6cb0aade1301f180\"} : tile<8xi32>\n");
   s["barrier"] = kernel("barrier", "%0: i32", "  barrier\n  %1 = add %0, %0 : i32\n");
   s["local_alloc"] = kernel("local_alloc", "", "  %0 = local_alloc : shared<3x8x4xf16>\n");
   s["async_copy"] = kernel("async_copy", "%0: tile<8x4xptr<f16>>, %1: tile<8x4xi1>",

@@ -11,6 +11,7 @@
 #include "kiln/dsl/debug.hpp"
 #include "kiln/dsl/dot.hpp"
 #include "kiln/dsl/hints.hpp"
+#include "kiln/dsl/inline_asm.hpp"
 #include "kiln/dsl/kernel.hpp"
 #include "kiln/dsl/math.hpp"
 #include "kiln/dsl/memory.hpp"

@@ -28,6 +28,7 @@ enum class OpFamily : std::uint8_t {
   debug,          // print, assert, barrier
   hint,           // multiple_of, max_contiguous: facts for the GPU code generator, checked by the cpu and emu devices
   shared_buffer,  // local_alloc, async_copy, async_commit, async_wait, local_load
+  inline_asm,     // inline assembly, one call per element; the host reference on the cpu and emu devices
 };
 
 /// What an op does besides computing its results (not counting its regions'):
@@ -73,12 +74,13 @@ constexpr std::size_t first_op_missing(OpFamily family, Implemented implemented)
   return kOpCount;
 }
 
-/// Writes memory, talks to the host or orders memory: never removed, merged
-/// or moved.
-constexpr bool has_lasting_effect(OpCode code) {
-  const OpEffect effect = effect_of(code);
-  return effect == OpEffect::writes || effect == OpEffect::reports || effect == OpEffect::orders;
-}
+/// What this op does besides computing its results (not counting its
+/// regions'): its code's effect, except for a pure inline_asm, which has none.
+OpEffect effect_of(const Operation& op);
+
+/// Writes memory, talks to the host or orders memory (a non-pure inline_asm
+/// counts as writing): never removed, merged or moved.
+bool has_lasting_effect(const Operation& op);
 
 /// The op, or an op in one of its regions, writes memory, reports or orders.
 bool has_side_effects(const Operation& op);

@@ -50,6 +50,10 @@ struct GpuTarget {
   /// does not hold, as the emu device does.
   /// False for a GPU, which trusts hints, as Triton does.
   bool check_hints = false;
+  /// Call kInlineAsmHostFunction for each inline_asm element instead of
+  /// emitting the asm, as the emu device needs (it runs the op's host
+  /// reference). False for a GPU, which runs the asm.
+  bool inline_asm_on_host = false;
 };
 
 /// How compile_for_gpu reports on its passes.
@@ -100,6 +104,13 @@ inline constexpr const char* kHintFaultFunction = "kiln_hint_fault";
 /// index of the first element that does not continue its run; `value` and
 /// `previous`: it and the element before it, widened to 64 bits).
 inline constexpr const char* kContiguityFaultFunction = "kiln_contiguity_fault";
+/// `i64 kiln_inline_asm_host(ptr key, ptr arguments)`: what the code for a
+/// target with GpuTarget::inline_asm_on_host calls for each element of an
+/// inline_asm (`key`: the op's key attribute, a generic pointer to a constant
+/// string; `arguments`: one i64 per operand, the element's bits zero-extended;
+/// the result's bits come back likewise). A device running such code
+/// supplies it.
+inline constexpr const char* kInlineAsmHostFunction = "kiln_inline_asm_host";
 /// How kHintFaultFunction's `value` is printed.
 enum class HintValueKind : std::int32_t { signed_integer, unsigned_integer, pointer };
 
