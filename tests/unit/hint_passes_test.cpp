@@ -9,21 +9,12 @@
 #include "kiln/ir/passes.hpp"
 #include "kiln/ir/printer.hpp"
 #include "kiln/ir/verifier.hpp"
+#include "pass_test_support.hpp"
 
 namespace kiln::ir {
 namespace {
 
-using Pass = bool (*)(Function&);
-
-/// Runs `pass` on the parsed kernel, checks that it reports `changed` and that
-/// the result still verifies; returns the printed result.
-std::string after(Pass pass, const std::string& text, bool changed = true) {
-  auto fn = parse_function(text);
-  verify(*fn);
-  EXPECT_EQ(pass(*fn), changed) << text;
-  verify(*fn);
-  return print(*fn);
-}
+using test::after;
 
 TEST(Canonicalize, MaxContiguousOfOneIsItsOperandOthersStay) {
   EXPECT_EQ(after(canonicalize, R"(kernel @k(%0: ptr<i32>, %1: tile<8xi32>) {
@@ -53,6 +44,20 @@ TEST(LoopInvariants, LeavesMaxContiguousInTheLoopItMayFaultIn) {
   ^(%4: i32, %5: tile<8xi32>):
     %6 = max_contiguous %1 {value = 8} : tile<8xi32>
     %7 = add %5, %6 : tile<8xi32>
+    yield %7
+  }
+  store %0, %3 {cache = none, evict = none}
+}
+)";
+  EXPECT_EQ(after(hoist_loop_invariants, text, false), text);
+}
+
+TEST(LoopInvariants, LeavesHintsInTheLoopTheyMayFaultIn) {
+  const std::string text = R"(kernel @k(%0: ptr<i32>, %1: i32, %2: i32) {
+  %3 = for %2, %1, %2, %2 : i32 {
+  ^(%4: i32, %5: i32):
+    %6 = multiple_of %1 {value = 8} : i32
+    %7 = add %5, %6 : i32
     yield %7
   }
   store %0, %3 {cache = none, evict = none}
