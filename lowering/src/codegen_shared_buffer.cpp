@@ -13,20 +13,11 @@
 #include "codegen.hpp"
 #include "kiln/lowering/dot_layout.hpp"
 #include "kiln/lowering/shared_rings.hpp"
+#include "operand_uses.hpp"
 
 namespace kiln::lowering {
 
 namespace {
-
-/// The ops of `fn` reading `value` as an operand, with the operand's index.
-std::vector<std::pair<const ir::Operation*, int>> uses_of(const ir::Function& fn, const ir::Value& value) {
-  std::vector<std::pair<const ir::Operation*, int>> uses;
-  ir::walk(fn.body, [&](ir::Operation& op) {
-    for (std::size_t i = 0; i < op.operands.size(); ++i)
-      if (op.operands[i] == &value) uses.emplace_back(&op, static_cast<int>(i));
-  });
-  return uses;
-}
 
 void emit_local_load(KernelCodegen& cg, const ir::Operation& op) {
   const SharedRing& ring = cg.rings.at(op.operands[0]);

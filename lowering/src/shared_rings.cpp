@@ -11,20 +11,11 @@
 #include "kiln/lowering/ring_lifetimes.hpp"
 #include "kiln/lowering/shared_access.hpp"
 #include "kiln/lowering/shared_layout.hpp"
+#include "operand_uses.hpp"
 
 namespace kiln::lowering {
 
 namespace {
-
-/// The ops of `fn` reading `value` as an operand, with the operand's index.
-std::vector<std::pair<const ir::Operation*, int>> uses_of(const ir::Function& fn, const ir::Value& value) {
-  std::vector<std::pair<const ir::Operation*, int>> uses;
-  ir::walk(fn.body, [&](ir::Operation& op) {
-    for (std::size_t i = 0; i < op.operands.size(); ++i)
-      if (op.operands[i] == &value) uses.emplace_back(&op, static_cast<int>(i));
-  });
-  return uses;
-}
 
 /// The layout the ring's slots are read in by every reader, when all are
 /// tensor-core dots taking it as the same operand; none otherwise.

@@ -15,11 +15,13 @@
 
 #include "carried_pointer_kernels.hpp"
 #include "kiln/ir/op_schema.hpp"
+#include "op_counts.hpp"
 #include "reference_support.hpp"
 
 namespace {
 
 namespace kl = kiln;
+using kiln::test::count_ops;
 using kiln::test::expect_within;
 using kiln::test::gamma_bound;
 using kiln::test::inner_products;
@@ -32,12 +34,6 @@ kl::CompileOptions stages(int num_stages) {
   kl::CompileOptions options;
   options.num_stages = num_stages;
   return options;
-}
-
-int count_ops(const kiln::ir::Function& fn, kiln::ir::OpCode code) {
-  int n = 0;
-  kiln::ir::walk(fn.body, [&](kiln::ir::Operation& op) { n += op.code == code; });
-  return n;
 }
 
 /// The host element type of kernel dtype In.

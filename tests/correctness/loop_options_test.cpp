@@ -15,11 +15,13 @@
 #include <tuple>
 #include <vector>
 
+#include "op_counts.hpp"
 #include "reference_support.hpp"
 
 namespace {
 
 namespace kl = kiln;
+using kiln::test::count_ops;
 using kiln::test::expect_within;
 using kiln::test::gamma_bound;
 using kiln::test::inner_products;
@@ -179,12 +181,6 @@ void two_products(P16 a, P16 b, P32 first, P32 second, kl::i32 m, kl::i32 n, kl:
   };
   kl::store(first + rows * n + cols, product(loop(FIRST_STAGES)), (rows < m) & (cols < n));
   kl::store(second + rows * n + cols, product(loop(SECOND_STAGES, SECOND_UNROLL)), (rows < m) & (cols < n));
-}
-
-int count_ops(const kiln::ir::Function& fn, kiln::ir::OpCode code) {
-  int n = 0;
-  kiln::ir::walk(fn.body, [&](kiln::ir::Operation& op) { n += op.code == code; });
-  return n;
 }
 
 struct Rings {

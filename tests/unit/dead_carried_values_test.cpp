@@ -11,18 +11,16 @@
 #include "kiln/ir/passes.hpp"
 #include "kiln/ir/printer.hpp"
 #include "kiln/ir/verifier.hpp"
+#include "pass_test_support.hpp"
 
 namespace kiln::ir {
 namespace {
 
-/// Runs DCE on the parsed kernel, checks that it reports `changed` and that
-/// the result still verifies; returns the printed result.
+using test::after;
+
+/// DCE on the kernel (test::after).
 std::string after_dce(const std::string& text, bool changed = true) {
-  auto fn = parse_function(text);
-  verify(*fn);
-  EXPECT_EQ(eliminate_dead_code(*fn), changed) << text;
-  verify(*fn);
-  return print(*fn);
+  return after(eliminate_dead_code, text, changed);
 }
 
 TEST(DeadCarriedValues, APointerAdvancedOnlyForItselfGoes) {

@@ -13,6 +13,7 @@
 #include "kiln/ir/passes.hpp"
 #include "kiln/ir/printer.hpp"
 #include "kiln/ir/verifier.hpp"
+#include "pass_test_support.hpp"
 
 namespace kiln::ir {
 namespace {
@@ -30,13 +31,7 @@ std::string asm_line(const std::string& result, const std::string& operands, con
          "\"} : " + type + "\n";
 }
 
-std::string after(bool (*pass)(Function&), const std::string& text) {
-  auto fn = parse_function(text);
-  verify(*fn);
-  pass(*fn);
-  verify(*fn);
-  return print(*fn);
-}
+using test::after;
 
 TEST(InlineAsmKey, IsFnv1aOfTheAsmTheConstraintsAndTheDtypes) {
   const DType f32[] = {DType::f32};
@@ -116,7 +111,7 @@ TEST(InlineAsmPasses, CommonSubexpressionsMergePureAsmsOnly) {
   const std::string effectful = args + asm_line("  %2", "%1", kTanh, "=f,f", false, DType::f32, "f32") +
                                 asm_line("  %3", "%1", kTanh, "=f,f", false, DType::f32, "f32") +
                                 "  %4 = add %2, %3 : f32\n  store %0, %4 {cache = none, evict = none}\n}\n";
-  EXPECT_EQ(after(eliminate_common_subexpressions, effectful), effectful);
+  EXPECT_EQ(after(eliminate_common_subexpressions, effectful, false), effectful);
 }
 
 TEST(InlineAsmPasses, LoopInvariantsHoistAPureAsmAndLeaveANonPureOne) {
@@ -130,7 +125,7 @@ TEST(InlineAsmPasses, LoopInvariantsHoistAPureAsmAndLeaveANonPureOne) {
                 asm_line("  %3", "%1", kTanh, "=f,f", true, DType::f32, "f32") +
                 "  %4 = for %2, %2, %2, %1 : f32 {\n  ^(%5: i32, %6: f32):\n    %7 = add %6, %3 : f32\n"
                 "    yield %7\n  }\n  store %0, %4 {cache = none, evict = none}\n}\n");
-  EXPECT_EQ(after(hoist_loop_invariants, loop(false)), loop(false));
+  EXPECT_EQ(after(hoist_loop_invariants, loop(false), false), loop(false));
 }
 
 }  // namespace
