@@ -17,6 +17,7 @@
 #include "kiln/lowering/compile.hpp"
 #include "kiln/lowering/dot_layout.hpp"
 #include "kiln/lowering/shape_layouts.hpp"
+#include "kiln/lowering/wgmma_layout.hpp"
 
 namespace kiln::lowering {
 
@@ -419,7 +420,8 @@ class LayoutAssignment {
   /// dot reads its accumulator in its result's layout, and a and b in the
   /// mma.sync fragment layouts (tensor cores) or in operand layouts derived
   /// from the result's (FMA units); an operand a local_load makes it reads
-  /// from the shared slot itself (codegen_shared_buffer.cpp).
+  /// from the shared slot itself (codegen_shared_buffer.cpp), and a wgmma
+  /// dot b from shared memory (codegen_wgmma.cpp).
   void record_dot_conversions(LayoutMap& layouts) const {
     for (const Operation* op : all_ops_) {
       if (op->code != OpCode::dot || op->operands.size() != 3 || op->operands[0]->type.shape.size() != 2) continue;
@@ -430,8 +432,10 @@ class LayoutAssignment {
         const LinearLayout& lives_in = layouts.at(*value);
         if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{value, lives_in, std::move(needed)});
       };
+      // A wgmma dot stores b into shared memory from where it lives.
+      const bool b_from_shared = dot_uses_wgmma(*op, target_);
       for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}})
-        if (!reads_shared_slot(*op, index))
+        if (!reads_shared_slot(*op, index) && !(index == 1 && b_from_shared))
           need(op->operands[index], tensor_cores ? dot_fragment_layout(*op, operand, num_warps_)
                                                  : dot_operand_layout(result, operand, k_size));
       need(op->operands[2], result);

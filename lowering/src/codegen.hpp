@@ -71,6 +71,9 @@ struct KernelCodegen {
   /// comes after them.
   std::unordered_map<const ir::Value*, SharedRing> rings;
   std::uint64_t ring_bytes = 0;
+  /// Some ring is read by a wgmma dot: each cp.async wait is followed by a
+  /// fence that makes the landed copies visible to the tensor cores.
+  bool rings_read_by_wgmma = false;
   /// Each local_load result's slot.
   std::unordered_map<const ir::Value*, SharedSlot> slots;
   /// The `!kiln.place` node the builder copies onto what it inserts now: the
@@ -310,6 +313,12 @@ void emit_scan_op(KernelCodegen& cg, const ir::Operation& op);
 /// else each thread's accumulator registers from its rows of a and columns
 /// of b in the dot operand layouts, summed in k order on the FMA units.
 void emit_dot_op(KernelCodegen& cg, const ir::Operation& op);
+/// A dot that dot_uses_wgmma accepts, on wgmma (codegen_wgmma.cpp), from its
+/// accumulator's registers.
+void emit_wgmma_dot(KernelCodegen& cg, const ir::Operation& op, std::vector<llvm::Value*> accumulator);
+/// One PTX statement with no operands (a fence, a commit), as inline
+/// assembly with side effects that no memory access moves across.
+void emit_ptx_statement(KernelCodegen& cg, const std::string& text);
 /// local_alloc, async_copy, async_commit, async_wait, local_load: the rings
 /// of pipelined loops (place_shared_rings), cp.async into them.
 void emit_shared_buffer_op(KernelCodegen& cg, const ir::Operation& op);

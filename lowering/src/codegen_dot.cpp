@@ -1,4 +1,5 @@
 // LLVM code generation for `dot` (acc + a @ b), on tensor cores or the FMA units.
+// A dot that dot_uses_wgmma accepts (sm_90a) is lowered by codegen_wgmma.cpp.
 //
 // Tensor cores (dot_uses_tensor_cores, sm_80+: f16/bf16 inputs with an f32
 // accumulator on mma.sync.m16n8k16, i8 with an i32 one on m16n8k32, f32 at
@@ -56,6 +57,7 @@
 #include "kiln/lowering/dot_layout.hpp"
 #include "kiln/lowering/layout_conversion.hpp"
 #include "kiln/lowering/shared_layout.hpp"
+#include "kiln/lowering/wgmma_layout.hpp"
 
 namespace kiln::lowering {
 
@@ -115,6 +117,10 @@ class DotLowering {
 
     const LinearLayout& result = cg_.layouts.at(*op_.result());
     const Registers acc_values = accumulator(result);
+    if (dot_uses_wgmma(op_, cg_.target)) {
+      emit_wgmma_dot(cg_, op_, acc_values);
+      return;
+    }
     if (dot_uses_tensor_cores(op_, cg_.target)) {
       lower_on_tensor_cores(result, acc_values);
       return;

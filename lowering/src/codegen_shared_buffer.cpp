@@ -3,7 +3,10 @@
 // of the kernel's shared memory before any op's scratch, since a ring lives
 // across the loop while ops come and go, where its plan puts it
 // (shared_rings.hpp: rings that are never live at once share bytes);
-// async_commit and async_wait are cp.async.commit_group and wait_group; a
+// async_commit and async_wait are cp.async.commit_group and wait_group (the
+// wait followed by fence.proxy.async where wgmma reads a ring, so that the
+// copies that landed are visible to the tensor cores after the loop's
+// barrier); a
 // local_load whose every user is a dot reading it as a or b costs nothing
 // here (the dot reads its fragments from the slot, with ldmatrix where the
 // ring's layout allows), else it reads the slot into its own layout.
@@ -13,6 +16,7 @@
 #include "codegen.hpp"
 #include "kiln/lowering/dot_layout.hpp"
 #include "kiln/lowering/shared_rings.hpp"
+#include "kiln/lowering/wgmma_layout.hpp"
 #include "operand_uses.hpp"
 
 namespace kiln::lowering {
@@ -49,7 +53,9 @@ void place_shared_rings(KernelCodegen& cg) {
     ring.slot_bytes = plan.slot_bytes;
     ring.base = cg.builder.CreateConstInBoundsGEP1_64(cg.builder.getInt8Ty(), shared_memory_array(cg), plan.offset);
     cg.rings.emplace(plan.ring, std::move(ring));
+    cg.rings_read_by_wgmma |= plan.read_by_wgmma;
   }
+  if (cg.rings_read_by_wgmma) shared_memory_array(cg)->setAlignment(llvm::Align(kWgmmaLargestAtomBytes));
   cg.ring_bytes = planned.bytes;
   cg.shared_bytes = std::max(cg.shared_bytes, planned.bytes);
 }
@@ -63,6 +69,7 @@ void emit_shared_buffer_op(KernelCodegen& cg, const ir::Operation& op) {
     case ir::OpCode::async_wait:
       b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
                         {b.getInt32(static_cast<std::uint32_t>(op.int_attribute("pending")))});
+      if (cg.rings_read_by_wgmma) emit_ptx_statement(cg, "fence.proxy.async.shared::cta;");
       return;
     case ir::OpCode::local_load: emit_local_load(cg, op); return;
     default: throw InternalError(std::string(op.name()) + " reached the shared-buffer code generator");

@@ -2,6 +2,7 @@
 // size from its copies and readers, then its place (ring_lifetimes.hpp).
 #include "kiln/lowering/shared_rings.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <optional>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "kiln/lowering/ring_lifetimes.hpp"
 #include "kiln/lowering/shared_access.hpp"
 #include "kiln/lowering/shared_layout.hpp"
+#include "kiln/lowering/wgmma_layout.hpp"
 #include "operand_uses.hpp"
 
 namespace kiln::lowering {
@@ -35,6 +37,23 @@ std::optional<LinearLayout> common_fragment_layout(const ir::Function& fn, const
   return fragment;
 }
 
+/// The operand the ring's slots are, when every reader is a wgmma dot
+/// taking them as that same operand; none otherwise.
+std::optional<DotOperand> wgmma_operand(const ir::Function& fn, const ir::Value& ring, const GpuTarget& target) {
+  std::optional<DotOperand> taken_as;
+  for (const auto& [load, index] : uses_of(fn, ring)) {
+    if (load->code != ir::OpCode::local_load) continue;
+    for (const auto& [user, operand] : uses_of(fn, *load->result())) {
+      if (user->code != ir::OpCode::dot || !reads_shared_slot(*user, operand) || !dot_uses_wgmma(*user, target))
+        return std::nullopt;
+      const DotOperand which = operand == 0 ? DotOperand::a : DotOperand::b;
+      if (taken_as && *taken_as != which) return std::nullopt;
+      taken_as = which;
+    }
+  }
+  return taken_as;
+}
+
 /// The layout async_copy writes the ring from: its first copy's pointers'.
 const LinearLayout* copy_layout(const ir::Function& fn, const ir::Value& ring, const LayoutMap& layouts) {
   for (const auto& [op, index] : uses_of(fn, ring))
@@ -51,7 +70,15 @@ SharedRingPlan plan_ring(const ir::Function& fn, const ir::Value& ring, const La
   plan.element_bytes = ir::dtype_bytes(ring.type.dtype);
   const LinearLayout* writer = copy_layout(fn, ring, layouts);
   const std::optional<LinearLayout> reader = common_fragment_layout(fn, ring, target);
-  if (writer && reader && slot_shape.size() == 2) {
+  std::uint64_t alignment = kRingSlotAlignment;
+  if (const auto operand = wgmma_operand(fn, ring, target); writer && operand && slot_shape.size() == 2) {
+    const WgmmaTile tile =
+        wgmma_tile(*operand, slot_shape[0], slot_shape[1], contiguous_dim_of(*writer), plan.element_bytes);
+    plan.layout = tile.layout;
+    plan.chosen_for_readers = true;
+    plan.read_by_wgmma = true;
+    alignment = std::max(alignment, tile.alignment());
+  } else if (writer && reader && slot_shape.size() == 2) {
     plan.layout = choose_shared_layout(*writer, *reader, plan.element_bytes);
     plan.chosen_for_readers = true;
   } else {
@@ -62,7 +89,7 @@ SharedRingPlan plan_ring(const ir::Function& fn, const ir::Value& ring, const La
   }
   std::uint64_t tile_bytes = static_cast<std::uint64_t>(plan.element_bytes);
   for (const std::int64_t extent : slot_shape) tile_bytes *= static_cast<std::uint64_t>(extent);
-  plan.slot_bytes = (tile_bytes + kRingSlotAlignment - 1) / kRingSlotAlignment * kRingSlotAlignment;
+  plan.slot_bytes = (tile_bytes + alignment - 1) / alignment * alignment;
   return plan;
 }
 
@@ -79,13 +106,16 @@ SharedRings plan_shared_rings(const ir::Function& fn, const LayoutMap& layouts, 
   ir::walk(fn.body, [&](ir::Operation& op) {
     if (op.code == ir::OpCode::local_alloc) planned.rings.push_back(plan_ring(fn, *op.result(), layouts, target));
   });
+  std::uint64_t alignment = kRingSlotAlignment;
+  for (const SharedRingPlan& plan : planned.rings)
+    if (plan.read_by_wgmma) alignment = std::max(alignment, kWgmmaLargestAtomBytes);
   const RingPlacement placement = place_rings(
       fn,
       [&](const ir::Value& ring) {
         const SharedRingPlan& plan = planned.at(ring);
         return plan.slot_bytes * static_cast<std::uint64_t>(plan.stages);
       },
-      kRingSlotAlignment);
+      alignment);
   for (SharedRingPlan& plan : planned.rings) plan.offset = placement.offsets.at(plan.ring);
   planned.bytes = placement.bytes;
   return planned;
@@ -97,7 +127,10 @@ std::string describe_shared_rings(const SharedRings& rings) {
   for (const SharedRingPlan& plan : rings.rings)
     out << "ring %" << plan.ring->id << " : " << ir::to_string(plan.ring->type) << ": " << plan.stages << " stages of "
         << plan.slot_bytes << " bytes at offset " << plan.offset << ", "
-        << (plan.chosen_for_readers ? "layout chosen for its copies and dot fragments" : "row-major") << "\n"
+        << (plan.read_by_wgmma        ? "wgmma's swizzled layout"
+            : plan.chosen_for_readers ? "layout chosen for its copies and dot fragments"
+                                      : "row-major")
+        << "\n"
         << plan.layout << "\n";
   out << "shared rings: " << rings.rings.size() << ", " << rings.bytes << " bytes\n";
   return out.str();

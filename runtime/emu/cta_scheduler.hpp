@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ enum class ShuffleMode { up, down, butterfly, index };
 enum class VoteMode { all, any, uniform, ballot };
 /// barrier0's reductions over the CTA's predicates (plain: none).
 enum class BarrierMode { plain, all, any, count };
+
+/// Threads of a warpgroup (wgmma's 4 warps).
+inline constexpr int kThreadsPerWarpgroup = 128;
 
 /// Runs programs of one launch, one after another, on the calling host thread.
 /// Hooks reach the scheduler of the running fiber through current().
@@ -81,6 +85,17 @@ class CtaScheduler {
   /// once on all 32 (in lane order) while the others wait.
   using WarpExchange = void (*)(const std::array<void*, 32>& lanes);
   void warp_exchange(void* data, WarpExchange complete);
+  /// The same over a warpgroup (wgmma): the 128 threads of the 4 warps from
+  /// warp 4 (thread index / 128) on.
+  using WarpgroupExchange = void (*)(const std::array<void*, 128>& threads);
+  void warpgroup_exchange(void* data, WarpgroupExchange complete);
+  /// The running thread's wgmma state: whether it passed a wgmma.fence since
+  /// its last wait, and its wgmma.mma_async not yet committed to a group.
+  struct WgmmaState {
+    bool fenced = false;
+    int uncommitted = 0;
+  };
+  WgmmaState& wgmma_state() { return wgmma_states_[static_cast<std::size_t>(running_)]; }
   /// Ends the running thread's program (the launch throws KernelError with
   /// the message `describe()` returns). Does not return: the fiber is
   /// abandoned without unwinding, so the message is made here and its
@@ -133,14 +148,21 @@ class CtaScheduler {
   int thread_count_;
   std::size_t stack_bytes_;
   std::size_t stack_stride_;
-  std::byte* stacks_ = nullptr;   // thread_count_ stacks, each above a guard page
-  std::byte* shared_ = nullptr;   // the program's shared memory
+  std::byte* stacks_ = nullptr;  // thread_count_ stacks, each above a guard page
+  std::unique_ptr<std::byte[]> shared_allocation_;
+  std::byte* shared_ = nullptr;   // the program's shared memory, inside shared_allocation_
   std::size_t shared_bytes_ = 0;  // its size: the kernel's, at least 64
   std::vector<void*> contexts_;   // each thread's suspended fiber
   std::vector<ThreadState> states_;
   std::vector<int> ready_;  // ring of ready threads
   std::size_t ready_head_ = 0, ready_count_ = 0;
   std::vector<Warp> warps_;
+  struct Warpgroup {
+    int arrived = 0;
+    std::array<void*, 128> exchanged{};
+  };
+  std::vector<Warpgroup> warpgroups_;
+  std::vector<WgmmaState> wgmma_states_;   // per thread
   std::vector<AsyncCopies> async_copies_;  // per thread
   SharedMemoryShadow shared_shadow_;
   int barrier_arrived_ = 0;

@@ -36,9 +36,10 @@ class EmulatedKernel final : public CompiledKernel {
 
 }  // namespace
 
-std::unique_ptr<CompiledKernel> compile_for_emu(const Program& program, const EmuMachine& machine) {
+std::unique_ptr<CompiledKernel> compile_for_emu(const Program& program, const EmuMachine& machine,
+                                                const std::string& arch) {
   lowering::GpuTarget target;
-  target.arch = kEmulatedArch;
+  target.arch = arch;
   target.num_warps = program.options().num_warps;
   target.check_hints = true;
   target.inline_asm_on_host = true;

@@ -10,16 +10,17 @@
 
 namespace kiln::runtime::emu {
 
-/// The architecture the emu takes the code generator's output for: sm_80
-/// (mma.sync and cp.async, no sm_90a-only instructions without hooks).
+/// The architecture the emu takes the code generator's output for unless
+/// told otherwise: sm_80 (mma.sync and cp.async); sm_90a adds wgmma.
 inline constexpr const char* kEmulatedArch = "sm_80";
 
-/// The GPU code generator's LLVM module for `program` (sm_80, the program's
-/// num_warps), compiled for `machine` (the emu's fixed one unless a test
-/// compares machines): each launch runs every program (CTA) as num_warps * 32
+/// The GPU code generator's LLVM module for `program` (for `arch`, sm_80 or
+/// sm_90a, and the program's num_warps), compiled for `machine` (the emu's
+/// fixed one unless a test compares machines): each launch runs every program (CTA) as num_warps * 32
 /// fibers, programs spread over the device's host threads. Throws
 /// lowering::LoweringError for what the code generator or the emu cannot handle.
-std::unique_ptr<CompiledKernel> compile_for_emu(const Program& program, const EmuMachine& machine = emu_machine());
+std::unique_ptr<CompiledKernel> compile_for_emu(const Program& program, const EmuMachine& machine = emu_machine(),
+                                                const std::string& arch = kEmulatedArch);
 
 /// The second half of compile_for_emu: `llvm_ir`, an nvptx64 module's text
 /// whose kernel is the function `function`, compiled for `machine` and

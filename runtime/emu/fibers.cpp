@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <new>
@@ -24,6 +25,9 @@ using lowering::kLanesPerWarp;
 /// Shared memory starts each program filled with this byte: a read of an
 /// element no thread wrote shows as a distinctive pattern, not stale data.
 constexpr int kSharedMemoryPoison = 0x7d;
+/// The program's shared memory starts on a 1024-byte boundary, as a GPU's
+/// does, so that wgmma's swizzle patterns fall on the same offsets.
+constexpr std::size_t kSharedMemoryAlignment = 1024;
 
 thread_local CtaScheduler* running_scheduler = nullptr;
 
@@ -74,6 +78,8 @@ CtaScheduler::CtaScheduler(const LaunchContext& launch, KernelEntry entry, const
       states_(static_cast<std::size_t>(thread_count_)),
       ready_(static_cast<std::size_t>(thread_count_)),
       warps_(static_cast<std::size_t>((thread_count_ + kLanesPerWarp - 1) / kLanesPerWarp)),
+      warpgroups_(static_cast<std::size_t>((thread_count_ + kThreadsPerWarpgroup - 1) / kThreadsPerWarpgroup)),
+      wgmma_states_(static_cast<std::size_t>(thread_count_)),
       async_copies_(static_cast<std::size_t>(thread_count_)),
       shared_shadow_(launch.kernel->shared_bytes) {
   const std::size_t bytes = stack_stride_ * static_cast<std::size_t>(thread_count_);
@@ -85,13 +91,17 @@ CtaScheduler::CtaScheduler(const LaunchContext& launch, KernelEntry entry, const
   for (int t = 0; t < thread_count_; ++t)
     mprotect(stacks_ + stack_stride_ * static_cast<std::size_t>(t), page_size(), PROT_NONE);
   shared_bytes_ = std::max<std::size_t>(launch.kernel->shared_bytes, 64);
-  shared_ = static_cast<std::byte*>(::operator new(shared_bytes_, std::align_val_t(64)));
+  // Aligned by hand inside a plain allocation: an aligned allocation would
+  // leave glibc's split-off fragments in its caches at every launch.
+  shared_allocation_ = std::make_unique<std::byte[]>(shared_bytes_ + kSharedMemoryAlignment);
+  const auto address = reinterpret_cast<std::uintptr_t>(shared_allocation_.get());
+  shared_ =
+      shared_allocation_.get() + ((kSharedMemoryAlignment - address % kSharedMemoryAlignment) % kSharedMemoryAlignment);
 }
 
 CtaScheduler::~CtaScheduler() {
   sanitizer_.release_stacks(stacks_, stack_stride_ * static_cast<std::size_t>(thread_count_));
   munmap(stacks_, stack_stride_ * static_cast<std::size_t>(thread_count_));
-  ::operator delete(shared_, std::align_val_t(64));
 }
 
 std::string CtaScheduler::program_string() const {
@@ -110,6 +120,8 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
   barrier_arrived_ = 0;
   barrier_accumulated_ = 0;
   for (Warp& warp : warps_) warp.arrived = 0;
+  for (Warpgroup& warpgroup : warpgroups_) warpgroup.arrived = 0;
+  std::fill(wgmma_states_.begin(), wgmma_states_.end(), WgmmaState{});
   for (AsyncCopies& copies : async_copies_) copies.clear();
   std::memset(shared_, kSharedMemoryPoison, shared_bytes_);
   shared_shadow_.start_program();
@@ -277,6 +289,27 @@ void CtaScheduler::warp_exchange(void* data, WarpExchange complete) {
   complete(warp.exchanged);
   for (int other = 0; other < kLanesPerWarp; ++other)
     if (first_lane + other != running_) make_ready(first_lane + other);
+}
+
+void CtaScheduler::warpgroup_exchange(void* data, WarpgroupExchange complete) {
+  const int member = running_ % kThreadsPerWarpgroup;
+  const int first = running_ - member;
+  if (first + kThreadsPerWarpgroup > thread_count_)
+    fault([&] {
+      return "a warpgroup instruction in a program of " + std::to_string(thread_count_) +
+             " threads, not a multiple of the 128 of a warpgroup";
+    });
+  Warpgroup& warpgroup = warpgroups_[static_cast<std::size_t>(running_ / kThreadsPerWarpgroup)];
+  warpgroup.exchanged[static_cast<std::size_t>(member)] = data;
+  if (++warpgroup.arrived < kThreadsPerWarpgroup) {
+    states_[static_cast<std::size_t>(running_)] = ThreadState::at_warp_collective;
+    suspend();
+    return;
+  }
+  warpgroup.arrived = 0;
+  complete(warpgroup.exchanged);
+  for (int other = 0; other < kThreadsPerWarpgroup; ++other)
+    if (first + other != running_) make_ready(first + other);
 }
 
 void CtaScheduler::complete_warp_collective(Warp& warp, int first_lane, std::uint32_t member_mask) {

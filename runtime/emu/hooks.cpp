@@ -1,5 +1,5 @@
 // The hooks: thread and program indices, barriers, fences, warp shuffles and
-// votes, mma.sync, ldmatrix, NVVM math, libdevice's __nv_* on host libm, vprintf,
+// votes, mma.sync, ldmatrix, wgmma, NVVM math, libdevice's __nv_* on host libm, vprintf,
 // __assertfail, failed hints, inline asm's host references, shared memory,
 // the global and shared access checks, cp.async (copies that land when a wait
 // completes their group), and the f16/bf16 conversions and fused
@@ -359,6 +359,21 @@ void kiln_emu_cp_async_commit() { scheduler().async_copies().commit(); }
 void kiln_emu_cp_async_wait(std::int32_t pending_groups) {
   scheduler().async_copies().wait(pending_groups, kiln::runtime::emu::land_async_copy);
 }
+// wgmma's inline assembly (wgmma_assembly.cpp): `flags` holds N in bits 0-15,
+// the input (WgmmaInput) in bit 16, imm-trans-a in bit 17 and imm-trans-b in
+// bit 18; A is its four fragment registers when `a_fragment` is not null.
+void kiln_emu_wgmma_mma(std::uint32_t flags, const std::uint32_t* a_fragment, std::uint64_t a_descriptor,
+                        std::uint64_t b_descriptor, std::uint32_t scale_d, float* accumulator) {
+  const kiln::runtime::emu::WgmmaShape shape{
+      static_cast<int>(flags & 0xffff),
+      flags >> 16 & 1 ? kiln::runtime::emu::WgmmaInput::bf16 : kiln::runtime::emu::WgmmaInput::f16,
+      (flags >> 17 & 1) != 0, (flags >> 18 & 1) != 0};
+  kiln::runtime::emu::warpgroup_matrix_multiply(shape, a_fragment, a_descriptor, b_descriptor, scale_d != 0,
+                                                accumulator);
+}
+void kiln_emu_wgmma_fence() { kiln::runtime::emu::warpgroup_fence(); }
+void kiln_emu_wgmma_commit() { kiln::runtime::emu::warpgroup_commit(); }
+void kiln_emu_wgmma_wait(std::int32_t pending_groups) { kiln::runtime::emu::warpgroup_wait(pending_groups); }
 
 // f16 and bf16, as 16-bit patterns: conversions and fused multiply-add.
 float kiln_emu_f16_to_f32(std::uint32_t bits) { return kiln::half::from_bits(static_cast<std::uint16_t>(bits)); }
@@ -517,6 +532,10 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("", kiln_emu_cp_async),
     KILN_EMU_HOOK("", kiln_emu_cp_async_commit),
     KILN_EMU_HOOK("", kiln_emu_cp_async_wait),
+    KILN_EMU_HOOK("", kiln_emu_wgmma_mma),
+    KILN_EMU_HOOK("", kiln_emu_wgmma_fence),
+    KILN_EMU_HOOK("", kiln_emu_wgmma_commit),
+    KILN_EMU_HOOK("", kiln_emu_wgmma_wait),
     KILN_EMU_HOOK("", kiln_emu_f16_to_f32),
     KILN_EMU_HOOK("", kiln_emu_bf16_to_f32),
     KILN_EMU_HOOK("", kiln_emu_f32_to_f16),

@@ -88,6 +88,27 @@ void warp_integer_matrix_multiply(const std::uint32_t* a, const std::uint32_t* b
 /// of each matrix is written to `results` (PTX ISA fragment layouts).
 void warp_matrix_load(const void* row, int matrices, bool transposed, std::uint32_t* results);
 
+/// What one wgmma.mma_async.sync.aligned.m64nNk16.f32 instruction takes:
+/// N, the input type, and whether A is M-major and B N-major (imm-trans-a,
+/// imm-trans-b).
+enum class WgmmaInput { f16, bf16 };
+struct WgmmaShape {
+  int n = 8;
+  WgmmaInput input = WgmmaInput::f16;
+  bool a_mn_major = false;
+  bool b_mn_major = false;
+};
+/// wgmma.mma_async for the running thread: its N / 2 accumulator registers
+/// go to the warpgroup and come back as D = A B (+ D when `scale_d`), B read
+/// from shared memory through its descriptor, A likewise or, when
+/// `a_fragment` is not null, from the four fragment registers each thread holds.
+void warpgroup_matrix_multiply(WgmmaShape shape, const std::uint32_t* a_fragment, std::uint64_t a_descriptor,
+                               std::uint64_t b_descriptor, bool scale_d, float* accumulator);
+/// wgmma.fence, wgmma.commit_group and wgmma.wait_group for the running thread.
+void warpgroup_fence();
+void warpgroup_commit();
+void warpgroup_wait(int pending_groups);
+
 /// vprintf's output for `format` and the CUDA argument buffer `arguments`
 /// (each argument at its natural alignment; floats as doubles).
 std::string format_device_printf(const char* format, const std::byte* arguments);

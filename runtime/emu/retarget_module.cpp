@@ -12,7 +12,8 @@
 // numbered by site, with their source lines recorded; each call of
 // an NVVM intrinsic or external GPU function becomes a call of its hook
 // (i1 passed as i32); f16 and bf16 become 16-bit integers, their arithmetic
-// hook calls (narrow_floats.cpp); and an entry taking the arguments as 64-bit words.
+// hook calls (narrow_floats.cpp); wgmma's inline assembly becomes hook calls
+// (wgmma_assembly.cpp); and an entry taking the arguments as 64-bit words.
 #include "retarget_module.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
@@ -29,6 +30,7 @@
 #include "hooks.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "narrow_floats.hpp"
+#include "wgmma_assembly.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -510,6 +512,7 @@ void retarget_module(llvm::Module& module, const std::string& kernel_function, c
   lower_scoped_atomics(module);
   check_memory_accesses(module, kernel);
   number_barriers(module, kernel);
+  run_wgmma_assembly_on_hooks(module, kernel);
   call_hooks(module, kernel);
   lower_narrow_floats_to_integers(module, kernel);
   add_entry(module, *module.getFunction(kernel_function));

@@ -11,7 +11,7 @@ namespace kiln::runtime {
 std::unique_ptr<CompiledKernel> compile_for_device(const Program& program, const Device& device) {
   if (device.kind() == Device::Kind::emu) {
     if (ptx_check_requested()) check_ptx_for_gpu_targets(program);
-    return emu::compile_for_emu(program);
+    return emu::compile_for_emu(program, emu_machine(), device.emulated_arch());
   }
   if (device.kind() == Device::Kind::cuda) return cuda::compile_for_cuda(program, device);
   throw std::invalid_argument("launch " + program.display_name() + ": device " + device.name() +

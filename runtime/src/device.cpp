@@ -52,14 +52,17 @@ Device checked_cuda(std::string_view name, int ordinal) {
 
 Device Device::cpu(int threads) { return Device(Kind::cpu, threads); }
 Device Device::emu(int threads) { return Device(Kind::emu, threads); }
+Device Device::emu_sm90a(int threads) { return Device(Kind::emu, threads, true); }
 Device Device::cuda(int ordinal) { return Device(Kind::cuda, ordinal); }
 
 Device Device::from_name(std::string_view name) {
   if (name == "cpu") return cpu();
   if (name == "emu") return emu();
+  if (name == "emu-sm_90a") return emu_sm90a();
   if (name == "cuda") return checked_cuda(name, 0);
   if (auto threads = suffix_number(name, "cpu", 1)) return cpu(*threads);
   if (auto threads = suffix_number(name, "emu", 1)) return emu(*threads);
+  if (auto threads = suffix_number(name, "emu-sm_90a", 1)) return emu_sm90a(*threads);
   if (auto ordinal = suffix_number(name, "cuda", 0)) return checked_cuda(name, *ordinal);
   fail_unknown(name);
 }
@@ -87,10 +90,18 @@ std::vector<std::string> Device::available() {
 std::string Device::name() const {
   switch (kind_) {
     case Kind::cpu: return index_ > 0 ? "cpu:" + std::to_string(index_) : "cpu";
-    case Kind::emu: return index_ > 0 ? "emu:" + std::to_string(index_) : "emu";
+    case Kind::emu: {
+      const std::string base = sm90a_ ? "emu-sm_90a" : "emu";
+      return index_ > 0 ? base + ":" + std::to_string(index_) : base;
+    }
     case Kind::cuda: return index_ > 0 ? "cuda:" + std::to_string(index_) : "cuda";
   }
   return "unknown";
+}
+
+std::string Device::emulated_arch() const {
+  if (kind_ != Kind::emu) return "";
+  return sm90a_ ? "sm_90a" : "sm_80";
 }
 
 }  // namespace kiln

@@ -24,13 +24,14 @@ constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32;
 
 /// The tutorial matmul (f16, 64 x 64 x 32) at `stages`, specialised as a
 /// launch on aligned, contiguous matrices with sizes divisible by 16 sees
-/// it (stride_ak = stride_bn = 1).
+/// it (stride_ak = stride_bn = 1), on mma.sync (on wgmma, sm_90a's loop is
+/// checked by mma_structure_test.cpp).
 lowering::GpuKernel compile_tutorial(int stages, const std::string& arch) {
   kl::CompileOptions options;
   options.num_stages = stages;
   auto compiled = kl::compile<tutorial_matmul<kl::f16, kBlockM, kBlockN, kBlockK>>(options);
   const auto variant = compiled.program().specialized(launch_facts("aaaaaaa1a1a"));
-  return lowering::compile_for_gpu(variant->optimized(), {.arch = arch, .num_warps = 4});
+  return lowering::compile_for_gpu(variant->optimized(), {.arch = arch, .num_warps = 4, .wgmma = false});
 }
 
 TEST(CarriedPipelinePtx, TheKLoopCopiesItsOperandsAsynchronously) {

@@ -131,7 +131,8 @@ TEST_P(MmaShapes, LowersToMmaSyncAndPtxasAccepts) {
                                            : "mma.sync.aligned.m16n8k16.row.col.f32." + input + "." + input + ".f32";
   const int tiles_per_warp = std::max(1, c.m / (16 * warps.m)) * std::max(1, c.n / (8 * warps.n)) * (c.k / k);
   for (const char* arch : {"sm_80", "sm_90a"}) {
-    const lowering::GpuKernel kernel = lowering::compile_for_gpu(*fn, {.arch = arch, .num_warps = c.num_warps});
+    const lowering::GpuKernel kernel =
+        lowering::compile_for_gpu(*fn, {.arch = arch, .num_warps = c.num_warps, .wgmma = false});
     EXPECT_EQ(count(kernel.ptx, mma), tiles_per_warp) << kernel.ptx;
     EXPECT_EQ(count(kernel.ptx, "fma.rn.f32") + count(kernel.ptx, "mad.lo.s32"), 0);
     KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "mma_" + case_name(c));
@@ -147,6 +148,31 @@ INSTANTIATE_TEST_SUITE_P(
                       // Smaller than the warps' tiles: copies.
                       DotCase{8, 4, 16, "f16", "f32", "ieee"}, DotCase{16, 16, 32, "f16", "f32", "ieee", 2},
                       DotCase{8, 4, 32, "i8", "i32", "ieee"}),
+    [](const ::testing::TestParamInfo<DotCase>& info) { return case_name(info.param); });
+
+/// Dots on wgmma (sm_90a): one wgmma.mma_async per 64-row slice a
+/// warpgroup holds, 256-column chunk of N and 16 of K, in the shared
+/// tiles' swizzle mode, and no mma.sync.
+class WgmmaShapes : public ::testing::TestWithParam<DotCase> {};
+
+TEST_P(WgmmaShapes, LowersToWgmmaAndPtxasAccepts) {
+  const DotCase& c = GetParam();
+  const std::unique_ptr<ir::Function> fn = ir::parse_function(dot_kernel_text(c));
+  const int slices = c.m / (64 * (c.num_warps / 4)), chunks = std::max(1, c.n / 256);
+  const lowering::GpuKernel kernel = lowering::compile_for_gpu(*fn, {.arch = "sm_90a", .num_warps = c.num_warps});
+  const std::string instruction =
+      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(std::min(c.n, 256)) + "k16.f32." + c.input + "." + c.input;
+  EXPECT_EQ(count(kernel.ptx, instruction), slices * chunks * (c.k / 16)) << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, "mma.sync"), 0);
+  EXPECT_EQ(count(kernel.ptx, "wgmma.wait_group.sync.aligned 0;"), 1);
+  KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", "wgmma_" + case_name(c));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, WgmmaShapes,
+    ::testing::Values(DotCase{64, 64, 32, "f16", "f32", "ieee"}, DotCase{64, 8, 16, "bf16", "f32", "ieee"},
+                      DotCase{128, 32, 64, "bf16", "f32", "ieee", 8}, DotCase{128, 64, 32, "f16", "f32", "ieee"},
+                      DotCase{64, 128, 16, "f16", "f32", "ieee"}, DotCase{256, 64, 16, "f16", "f32", "ieee", 8}),
     [](const ::testing::TestParamInfo<DotCase>& info) { return case_name(info.param); });
 
 /// Dots the tensor cores do not take stay on the FMA units: K below 16 for
@@ -170,7 +196,9 @@ TEST(MmaFallback, OtherDotsStayOnTheFmaUnits) {
     else EXPECT_TRUE(contains(kernel.ptx, std::string(c.input) == "f32" ? "add.rn.f32" : "fma.rn.f32")) << case_name(c);
   }
   const std::unique_ptr<ir::Function> large = ir::parse_function(dot_kernel_text({128, 128, 32, "f16", "f32", "ieee"}));
-  EXPECT_GT(count(lowering::compile_for_gpu(*large, {.arch = "sm_90a", .num_warps = 4}).ptx, "mma.sync"), 0);
+  EXPECT_GT(count(lowering::compile_for_gpu(*large, {.arch = "sm_90a", .num_warps = 4}).ptx, "wgmma.mma_async"), 0);
+  EXPECT_GT(
+      count(lowering::compile_for_gpu(*large, {.arch = "sm_90a", .num_warps = 4, .wgmma = false}).ptx, "mma.sync"), 0);
 }
 
 /// Whether a kernel must be free of spills or only has its spills reported.
@@ -185,8 +213,8 @@ void expect_lowers(const ir::Function& fn, const std::string& stem, Spills spill
   if (!std::filesystem::exists(kPtxas))
     GTEST_SKIP() << kPtxas << " not found: install the CUDA toolkit to check the PTX";
   for (const char* arch : {"sm_80", "sm_90a"}) {
-    const lowering::GpuKernel kernel =
-        lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = num_warps, .tensor_cores = tensor_cores});
+    const lowering::GpuKernel kernel = lowering::compile_for_gpu(
+        fn, {.arch = arch, .num_warps = num_warps, .tensor_cores = tensor_cores, .wgmma = false});
     if (tensor_cores) {
       EXPECT_TRUE(contains(kernel.ptx, "mma.sync.aligned.m16n8k16")) << stem;
     } else {

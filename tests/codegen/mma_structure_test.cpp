@@ -1,5 +1,5 @@
 // The structure of the library's tensor-core loops in PTX, for sm_80 and
-// sm_90a at the configurations the library launches: the accumulator stays
+// sm_90a (mma.sync, and on sm_90a wgmma) at the configurations the library launches: the accumulator stays
 // in registers across the K loop (no f32 shared-memory traffic inside it),
 // the loop holds the expected mma.sync count, and the operands reach their
 // fragments through ldmatrix (no 16-bit shared loads). Pipelined (matmul, 3
@@ -40,10 +40,12 @@ struct MmaLoop {
   int mma, ldmatrix, ldmatrix_trans, copies, max_barriers;
 };
 
-/// Checks the innermost loop holding mma.sync of `fn` compiled for sm_80 and sm_90a.
+/// Checks the innermost loop holding mma.sync of `fn` compiled for sm_80 and
+/// sm_90a (with wgmma turned off there: expect_wgmma_loop checks it on).
 void expect_mma_loop(const ir::Function& fn, int num_warps, const MmaLoop& expected, const std::string& stem) {
   for (const char* arch : {"sm_80", "sm_90a"}) {
-    const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = num_warps});
+    const lowering::GpuKernel kernel =
+        lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = num_warps, .wgmma = false});
     const std::string_view loop = innermost_loop_holding(kernel.ptx, "mma.sync");
     ASSERT_FALSE(loop.empty()) << stem << " " << arch << ": no loop holds mma.sync:\n" << kernel.ptx;
     EXPECT_EQ(count(loop, "mma.sync.aligned.m16n8k16"), expected.mma) << stem << " " << arch;
@@ -71,6 +73,43 @@ void expect_mma_loop(const ir::Function& fn, int num_warps, const MmaLoop& expec
   }
 }
 
+/// What one iteration of a wgmma loop on sm_90a holds: wgmma.mma_async,
+/// 16-byte cp.async (0: not pipelined), and barriers.
+struct WgmmaLoop {
+  int mma, copies, barriers;
+};
+
+/// Checks the innermost loop holding wgmma.mma_async of `fn` compiled for
+/// sm_90a: one fence, commit and wait per dot around its instructions, the
+/// accumulator in registers (no f32 shared traffic), no ldmatrix (the tensor
+/// cores read the swizzled tiles themselves); pipelined, the copies land in
+/// the rings with one wait_group leaving the next stages in flight, one
+/// fence.proxy.async after it, one barrier and no loads or stores of the
+/// operands of their own.
+void expect_wgmma_loop(const ir::Function& fn, int num_warps, int dots, const WgmmaLoop& expected,
+                       const std::string& stem) {
+  const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = "sm_90a", .num_warps = num_warps});
+  const std::string_view loop = innermost_loop_holding(kernel.ptx, "wgmma.mma_async");
+  ASSERT_FALSE(loop.empty()) << stem << ": no loop holds wgmma.mma_async:\n" << kernel.ptx;
+  EXPECT_EQ(count(loop, "wgmma.mma_async.sync.aligned.m64n"), expected.mma) << stem << ":\n" << loop;
+  EXPECT_EQ(count(loop, "wgmma.fence.sync.aligned;"), dots) << stem;
+  EXPECT_EQ(count(loop, "wgmma.commit_group.sync.aligned;"), dots) << stem;
+  EXPECT_EQ(count(loop, "wgmma.wait_group.sync.aligned 0;"), dots) << stem;
+  EXPECT_EQ(count(loop, "mma.sync") + count(loop, "ldmatrix"), 0) << stem << ":\n" << loop;
+  EXPECT_EQ(f32_shared_accesses(loop), 0) << stem << ": f32 shared traffic in the loop:\n" << loop;
+  EXPECT_EQ(count(loop, "cp.async.cg.shared.global"), expected.copies) << stem << ":\n" << loop;
+  EXPECT_EQ(count(loop, "bar.sync"), expected.barriers) << stem << ":\n" << loop;
+  if (expected.copies > 0) {
+    EXPECT_EQ(count(loop, "cp.async.wait_group 1;"), 1) << stem << ":\n" << loop;
+    EXPECT_EQ(count(loop, "fence.proxy.async.shared::cta;"), 1) << stem << ":\n" << loop;
+    EXPECT_EQ(count(loop, "ld.global.") + count(loop, "st.shared."), 0)
+        << stem << ": operands loaded or staged outside the pipeline:\n"
+        << loop;
+  }
+  EXPECT_NE(kernel.ptx.find(".shared .align 1024 .b8 kiln_shared[]"), std::string::npos) << stem;
+  KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", stem);
+}
+
 // The registry's matmul tiles: 64 x 64 x 32 with 4 warps, so each warp holds
 // a 16 x 64 slice of C: 8 tiles of 16 x 8, 2 k-steps of 16 each.
 constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kGroupM = 8;
@@ -82,10 +121,12 @@ void expect_matmul_loop(const std::string& stem) {
   // Each warp reads its 16 x 32 slice of a as 2 ldmatrix.x4 and all of b
   // (32 x 64) as 8 ldmatrix.x4.trans, since b is stored along N and its
   // fragment runs along K; the 128 threads copy a and b in 16-byte pieces.
-  expect_mma_loop(compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized(), 4,
-                  {kMatmulMmaPerIteration, kBlockM / 4 * kBlockK / 256, kBlockK * kBlockN / 256,
-                   (kBlockM + kBlockN) * kBlockK * 2 / (16 * 128), 0},
+  const ir::Function& fn = compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized();
+  const int copies = (kBlockM + kBlockN) * kBlockK * 2 / (16 * 128);
+  expect_mma_loop(fn, 4, {kMatmulMmaPerIteration, kBlockM / 4 * kBlockK / 256, kBlockK * kBlockN / 256, copies, 0},
                   stem);
+  // On wgmma the warpgroup's 64 x 64 slice takes one instruction per 16 of K.
+  expect_wgmma_loop(fn, 4, 1, {kBlockK / 16, copies, 1}, stem);
 }
 
 TEST(MmaStructure, MatmulF16KeepsTheAccumulatorInRegisters) {
@@ -115,8 +156,16 @@ void expect_attention_loop(const std::string& stem) {
   // (BLOCK_N x HEAD_DIM, stored along HEAD_DIM, its N: ldmatrix.trans), 256
   // elements per x4.
   static_assert(kernels::attention_num_stages<HEAD_DIM> == 1);
-  expect_mma_loop(compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized(), num_warps,
-                  {scores + output, HEAD_DIM * block_n / 256, block_n * HEAD_DIM / 256, 0, 4}, stem);
+  const ir::Function& fn = compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized();
+  expect_mma_loop(fn, num_warps, {scores + output, HEAD_DIM * block_n / 256, block_n * HEAD_DIM / 256, 0, 4}, stem);
+  // On wgmma each warpgroup's 64-row slice (of BLOCK_M / 64 / warpgroups)
+  // takes S in HEAD_DIM / 16 instructions and O in BLOCK_N / 16, Q and P
+  // from registers, K^T and V staged (fence, barrier; barrier after).
+  const int slices = block_m / 64 / (num_warps / 4);
+  expect_wgmma_loop(fn, num_warps, 2, {slices * (HEAD_DIM / 16 + block_n / 16), 0, 4}, stem);
+  const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = "sm_90a", .num_warps = num_warps});
+  EXPECT_NE(kernel.ptx.find("k16.f32.f16.f16 {"), std::string::npos);
+  EXPECT_GE(count(kernel.ptx, "}, {%r"), 1) << stem << ": no wgmma takes a from registers";
 }
 
 TEST(MmaStructure, AttentionF16Head64KeepsPAndTheAccumulatorInRegisters) {

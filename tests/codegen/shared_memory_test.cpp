@@ -18,7 +18,6 @@ namespace kiln::codegen_test {
 namespace {
 
 /// The declaration of the kernel's dynamic shared memory in its PTX.
-constexpr const char* kDynamicSharedArray = ".extern .shared .align 16 .b8 kiln_shared[];";
 
 /// Lines loading %12 : tile<`n` x `n` x `dtype`>, row-major from %0, at the
 /// offsets %9; the arange %2 is used as a row and as a column, which
@@ -107,11 +106,14 @@ std::string row_and_column_sums_text() {
 )";
 }
 
-/// The kernel's PTX declares one dynamic shared-memory array and no static one.
+/// The kernel's PTX declares one dynamic shared-memory array and no static
+/// one, aligned to 16 bytes (1024 where wgmma reads swizzled tiles from it).
 void expect_one_dynamic_array(const lowering::GpuKernel& kernel) {
-  EXPECT_EQ(count(kernel.ptx, kDynamicSharedArray), 1) << kernel.ptx;
+  const bool wgmma = contains(kernel.ptx, "wgmma.mma_async");
+  const std::string alignment = wgmma ? "1024" : "16";
+  EXPECT_EQ(count(kernel.ptx, ".extern .shared .align " + alignment + " .b8 kiln_shared[];"), 1) << kernel.ptx;
   EXPECT_EQ(count(kernel.ptx, ".shared .align"), 1) << "a static .shared array:\n" << kernel.ptx;
-  EXPECT_TRUE(contains(kernel.llvm_ir, "@kiln_shared = external addrspace(3) global [0 x i8], align 16"));
+  EXPECT_TRUE(contains(kernel.llvm_ir, "@kiln_shared = external addrspace(3) global [0 x i8], align " + alignment));
 }
 
 /// In the unoptimised LLVM IR, read top to bottom (these kernels have no
@@ -192,7 +194,8 @@ TEST(SharedMemory, ADotOnTensorCoresStagesItsTilesConsecutivelyAndTheReduceAfter
   const int operand_bytes = 64 * 64 * 2;
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel = compile_text(text, arch);
-    EXPECT_TRUE(contains(kernel.ptx, "mma.sync.aligned.m16n8k16")) << kernel.ptx;
+    EXPECT_TRUE(contains(kernel.ptx, std::string(arch) == "sm_90a" ? "wgmma.mma_async" : "mma.sync.aligned.m16n8k16"))
+        << kernel.ptx;
     EXPECT_EQ(kernel.shared_bytes, 2 * operand_bytes);
     expect_one_dynamic_array(kernel);
     EXPECT_GE(expect_barrier_between_reads_and_later_writes(kernel), 3);

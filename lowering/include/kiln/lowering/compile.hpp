@@ -45,6 +45,9 @@ struct GpuTarget {
   /// dot_uses_tensor_cores says (f16/bf16, i8, f32 at tf32 precision); false
   /// keeps every dot on the FMA units.
   bool tensor_cores = true;
+  /// On sm_90a, a tensor-core dot that dot_uses_wgmma accepts runs on wgmma
+  /// (wgmma_layout.hpp); false keeps it on mma.sync, as on sm_80.
+  bool wgmma = true;
   /// Check every hint (multiple_of, max_contiguous) at run time and stop the
   /// kernel through kHintFaultFunction or kContiguityFaultFunction where one
   /// does not hold, as the emu device does.

@@ -16,7 +16,8 @@
 
 namespace kiln::lowering {
 
-/// Slots start on 128-byte lines, so that a swizzle's bank analysis holds.
+/// Slots start on 128-byte lines, so that a swizzle's bank analysis holds
+/// (on the 1024-byte pattern of a 128-byte swizzle when wgmma reads them).
 inline constexpr std::uint64_t kRingSlotAlignment = 128;
 
 /// One ring: `stages` slots of `slot_bytes` (a slot's tile rounded up to
@@ -28,6 +29,9 @@ struct SharedRingPlan {
   /// Whether `layout` was chosen for the ring's copies and its tensor-core
   /// readers (shared_access.hpp), rather than row-major.
   bool chosen_for_readers = false;
+  /// Whether every reader is a wgmma dot, so that `layout` is its canonical
+  /// tile (wgmma_layout.hpp) and slots start on its swizzle pattern.
+  bool read_by_wgmma = false;
   int stages = 0;
   int element_bytes = 0;
   std::uint64_t slot_bytes = 0;

@@ -1,0 +1,263 @@
+// LLVM code generation for a dot on wgmma (sm_90a; dot_uses_wgmma says
+// which). The accumulator stays in its registers, which lie as wgmma's
+// m64nN fragments do. a is read from registers where it lives in the
+// mma.sync A fragment layout (which is wgmma's for a warpgroup's 64 rows)
+// or reaches it inside each thread (attention's P, the first dot's
+// accumulator cast to f16), as FlashAttention does; otherwise a, and b
+// always, are read by the tensor cores from shared memory through matrix
+// descriptors, each tile in its canonical swizzled layout
+// (wgmma_layout.hpp): an operand a local_load makes is read in place
+// from its pipelined loop's ring slot (planned in that layout, and made
+// visible to the tensor cores by the fence after the loop's cp.async wait,
+// codegen_shared_buffer.cpp); any other is stored into the dot's scratch
+// from the layout it lives in, then every thread fences its writes for the
+// async proxy and waits at a barrier. Then wgmma.fence, one
+// wgmma.mma_async per 64-row slice of the warpgroup, 256-column chunk of N
+// and 16-deep step of K (in increasing k), one commit, and a wait for the
+// group that passes every accumulator register through it, so that no use
+// of the results moves above it. The PTX is inline assembly (LLVM 19 has
+// no wgmma intrinsics); the emu runs the same assembly through its hooks.
+#include <llvm/IR/InlineAsm.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "codegen.hpp"
+#include "kiln/lowering/layout_conversion.hpp"
+#include "kiln/lowering/wgmma_layout.hpp"
+
+namespace kiln::lowering {
+
+namespace {
+
+using Registers = std::vector<llvm::Value*>;
+
+/// One operand's tile in shared memory: its canonical layout and the shared
+/// address (i32) of its first element.
+struct WgmmaOperand {
+  WgmmaTile tile;
+  llvm::Value* address = nullptr;
+};
+
+llvm::CallInst* call_asm(KernelCodegen& cg, llvm::Type* result, const std::vector<llvm::Value*>& arguments,
+                         const std::string& text, const std::string& constraints) {
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* argument : arguments) types.push_back(argument->getType());
+  auto* asm_value =
+      llvm::InlineAsm::get(llvm::FunctionType::get(result, types, false), text, constraints, /*hasSideEffects=*/true);
+  llvm::CallInst* call = cg.builder.CreateCall(asm_value, arguments);
+  call->addFnAttr(llvm::Attribute::Convergent);
+  return call;
+}
+
+class WgmmaLowering {
+ public:
+  WgmmaLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op), scratch_(cg) {}
+
+  void lower(Registers accumulator) {
+    const LinearLayout& result = cg_.layouts.at(*op_.result());
+    if (result != dot_accumulator_layout(op_, cg_.target.num_warps))
+      throw InternalError("dot: the result of a wgmma dot is not in the mma accumulator layout (" + op_place(op_) +
+                          ")");
+    bool staged = false;
+    const std::optional<Registers> a_fragment = a_in_registers();
+    const WgmmaOperand a = a_fragment ? WgmmaOperand{} : operand(DotOperand::a, staged);
+    const WgmmaOperand b = operand(DotOperand::b, staged);
+    if (staged) {
+      emit_ptx_statement(cg_, "fence.proxy.async.shared::cta;");
+      emit_barrier(cg_);
+    }
+    emit_ptx_statement(cg_, "wgmma.fence.sync.aligned;");
+
+    const std::int64_t m_size = op_.operands[0]->type.shape[0], n_size = op_.operands[1]->type.shape[1];
+    const std::int64_t k_size = op_.operands[0]->type.shape[1];
+    const std::int64_t warpgroups = cg_.target.num_warps / kWarpsPerWarpgroup;
+    const std::int64_t m_tiles = m_size / (kWgmmaRows * warpgroups);
+    const std::int64_t n_chunk = std::min<std::int64_t>(n_size, kWgmmaMaxColumns);
+    const std::int64_t chunk_registers = n_chunk / 2, slice_registers = n_size / 2;
+    llvm::Value* a_descriptor = nullptr;
+    if (!a_fragment) {
+      // The warpgroup's rows start 64 x warpgroup further down a; the tile's
+      // unswizzled offset is linear in them.
+      llvm::Value* warpgroup = b_.CreateLShr(cg_.warp, 2, "warpgroup");
+      llvm::Value* a_address = b_.CreateAdd(
+          a.address, b_.CreateMul(warpgroup, b_.getInt32(static_cast<std::uint32_t>(
+                                                 a.tile.unswizzled_offset(kWgmmaRows, 0) * a.tile.element_bytes))));
+      a_descriptor = descriptor(a.tile, a_address);
+    }
+    llvm::Value* b_descriptor = descriptor(b.tile, b.address);
+    const std::int64_t k_steps = k_size / 16;
+    for (std::int64_t mi = 0; mi < m_tiles; ++mi)
+      for (std::int64_t n0 = 0; n0 < n_size; n0 += n_chunk) {
+        const std::size_t first = static_cast<std::size_t>(mi * slice_registers + n0 / 2);
+        Registers d(
+            accumulator.begin() + static_cast<std::ptrdiff_t>(first),
+            accumulator.begin() + static_cast<std::ptrdiff_t>(first + static_cast<std::size_t>(chunk_registers)));
+        for (std::int64_t ki = 0; ki < k_steps; ++ki) {
+          const std::int64_t k0 = 16 * ki;
+          llvm::Value* b_step = advance(b_descriptor, b.tile.unswizzled_offset(k0, n0) * b.tile.element_bytes);
+          if (a_fragment) {
+            // Fragment registers 8 (ki + k_steps mi) onwards, two per 32-bit register.
+            const std::size_t a_first = static_cast<std::size_t>(8 * (ki + k_steps * mi));
+            Registers a_words;
+            for (std::size_t word = 0; word < 4; ++word)
+              a_words.push_back(pack((*a_fragment)[a_first + 2 * word], (*a_fragment)[a_first + 2 * word + 1]));
+            d = mma_async(d, a_words, b_step, b.tile, n_chunk);
+          } else {
+            const std::int64_t a_offset = a.tile.unswizzled_offset(mi * warpgroups * kWgmmaRows, k0);
+            d = mma_async(d, {advance(a_descriptor, a_offset * a.tile.element_bytes)}, b_step, b.tile, n_chunk,
+                          &a.tile);
+          }
+        }
+        std::copy(d.begin(), d.end(), accumulator.begin() + static_cast<std::ptrdiff_t>(first));
+      }
+    emit_ptx_statement(cg_, "wgmma.commit_group.sync.aligned;");
+    accumulator = wait(accumulator);
+    // The staged tiles' scratch is free for the next op once the group has read them.
+    if (staged) emit_barrier(cg_);
+    cg_.define(*op_.result(), std::move(accumulator));
+  }
+
+ private:
+  /// a's registers in the mma.sync A fragment layout, when it lives there
+  /// or gets there inside each thread (and is not in a ring slot).
+  std::optional<Registers> a_in_registers() {
+    if (reads_shared_slot(op_, 0)) return std::nullopt;
+    const ir::Value& value = *op_.operands[0];
+    const LinearLayout needed = dot_fragment_layout(op_, DotOperand::a, cg_.target.num_warps);
+    const LinearLayout& lives_in = cg_.layouts.at(value);
+    if (lives_in == needed) return cg_.values_of(value, static_cast<std::size_t>(needed.in_dim_size("register")), op_);
+    if (plan_register_permute(lives_in, needed))
+      return emit_layout_conversion(cg_, LayoutConversion{&value, lives_in, needed}, op_);
+    return std::nullopt;
+  }
+
+  /// Two 16-bit elements in one 32-bit register, the first in the low half.
+  llvm::Value* pack(llvm::Value* low, llvm::Value* high) {
+    llvm::Value* pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(low->getType(), 2));
+    pair = b_.CreateInsertElement(pair, low, std::uint64_t{0});
+    pair = b_.CreateInsertElement(pair, high, std::uint64_t{1});
+    return b_.CreateBitCast(pair, b_.getInt32Ty());
+  }
+
+  /// Operand a or b in shared memory: the ring slot a local_load names, or
+  /// the dot's scratch, stored from the layout the value lives in.
+  WgmmaOperand operand(DotOperand which, bool& staged) {
+    const int index = which == DotOperand::a ? 0 : 1;
+    const ir::Value& value = *op_.operands[static_cast<std::size_t>(index)];
+    const int element_bytes = static_cast<int>(ir::dtype_bytes(value.type.dtype));
+    llvm::Type* memory_type = cg_.memory_type(value.type.element(), op_);
+    llvm::GlobalVariable* array = shared_memory_array(cg_);
+    if (array->getAlign().valueOrOne().value() < kWgmmaLargestAtomBytes)
+      array->setAlignment(llvm::Align(kWgmmaLargestAtomBytes));
+    if (reads_shared_slot(op_, index)) {
+      const SharedSlot& slot = cg_.slots.at(&value);
+      const std::optional<WgmmaTile> tile = wgmma_tile_with_layout(op_, which, slot.ring->layout);
+      if (!tile)
+        throw InternalError("dot: operand %" + std::to_string(value.id) +
+                            " is in a ring slot not laid out for wgmma (" + op_place(op_) + ")");
+      return {*tile, address_of(b_.CreateGEP(memory_type, slot.ring->base, slot.element_offset))};
+    }
+    const LinearLayout& lives_in = cg_.layouts.at(value);
+    WgmmaTile tile =
+        wgmma_tile(which, value.type.shape[0], value.type.shape[1], contiguous_dim_of(lives_in), element_bytes);
+    llvm::Value* base = scratch_.take(tile.bytes(), tile.alignment());
+    SharedTile(cg_, lives_in, tile.layout, memory_type, base)
+        .store(cg_.values_of(value, static_cast<std::size_t>(lives_in.in_dim_size("register")), op_));
+    staged = true;
+    return {std::move(tile), address_of(base)};
+  }
+
+  llvm::Value* address_of(llvm::Value* shared_pointer) { return b_.CreatePtrToInt(shared_pointer, b_.getInt32Ty()); }
+
+  /// The matrix descriptor of a tile whose first element is at `address`:
+  /// the address's bits 4-17, and the tile's strides and swizzle mode.
+  llvm::Value* descriptor(const WgmmaTile& tile, llvm::Value* address) {
+    llvm::Value* start = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(address, 4), 0x3fff), b_.getInt64Ty());
+    return b_.CreateOr(start, b_.getInt64(tile.descriptor_fields()));
+  }
+
+  /// `descriptor` moved `bytes` (a multiple of 16) further: shared addresses
+  /// stay below 2^18, so the start field does not carry out.
+  llvm::Value* advance(llvm::Value* descriptor, std::int64_t bytes) {
+    return bytes == 0 ? descriptor : b_.CreateAdd(descriptor, b_.getInt64(static_cast<std::uint64_t>(bytes >> 4)));
+  }
+
+  /// d += a x b for one 64 x n x 16 step: wgmma.mma_async with the
+  /// accumulator registers tied in and out, scale-d true; `a` is its
+  /// descriptor (with `a_tile`, its tile) or its four fragment registers.
+  Registers mma_async(const Registers& d, const Registers& a, llvm::Value* b_descriptor, const WgmmaTile& b,
+                      std::int64_t n, const WgmmaTile* a_tile = nullptr) {
+    const std::size_t count = d.size();
+    const std::string type = op_.operands[0]->type.dtype == ir::DType::bf16 ? "bf16" : "f16";
+    std::string registers, constraints;
+    for (std::size_t r = 0; r < count; ++r) {
+      registers += (r ? ", $" : "$") + std::to_string(r);
+      constraints += "=f,";
+    }
+    for (std::size_t r = 0; r < count; ++r) constraints += std::to_string(r) + ",";
+    std::size_t next = 2 * count;
+    std::string a_operand;
+    if (a_tile) {
+      a_operand = "$" + std::to_string(next++);
+      constraints += "l,";
+    } else {
+      for (std::size_t word = 0; word < a.size(); ++word) {
+        a_operand += (word ? ", $" : "{$") + std::to_string(next++);
+        constraints += "r,";
+      }
+      a_operand += "}";
+    }
+    const std::string b_operand = "$" + std::to_string(next++);
+    constraints += "l,r";
+    const std::string trans = a_tile ? std::string(a_tile->mn_major() ? "1" : "0") + ", " : "";
+    const std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(next) +
+                             ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." +
+                             type + " {" + registers + "}, " + a_operand + ", " + b_operand + ", p, 1, 1, " + trans +
+                             (b.mn_major() ? "1" : "0") + ";\n}";
+    std::vector<llvm::Value*> arguments = d;
+    arguments.insert(arguments.end(), a.begin(), a.end());
+    arguments.push_back(b_descriptor);
+    arguments.push_back(b_.getInt32(1));
+    return unpack(call_asm(cg_, struct_of(count), arguments, text, constraints), count);
+  }
+
+  /// wgmma.wait_group 0, every accumulator register passed through it.
+  Registers wait(const Registers& accumulator) {
+    std::string constraints;
+    for (std::size_t r = 0; r < accumulator.size(); ++r) constraints += "=f,";
+    for (std::size_t r = 0; r < accumulator.size(); ++r)
+      constraints += std::to_string(r) + (r + 1 < accumulator.size() ? "," : "");
+    return unpack(
+        call_asm(cg_, struct_of(accumulator.size()), accumulator, "wgmma.wait_group.sync.aligned 0;", constraints),
+        accumulator.size());
+  }
+
+  llvm::StructType* struct_of(std::size_t count) {
+    return llvm::StructType::get(cg_.context, std::vector<llvm::Type*>(count, b_.getFloatTy()));
+  }
+
+  Registers unpack(llvm::Value* result, std::size_t count) {
+    Registers values;
+    for (unsigned r = 0; r < count; ++r) values.push_back(b_.CreateExtractValue(result, {r}));
+    return values;
+  }
+
+  KernelCodegen& cg_;
+  llvm::IRBuilderBase& b_;
+  const ir::Operation& op_;
+  SharedScratch scratch_;
+};
+
+}  // namespace
+
+void emit_ptx_statement(KernelCodegen& cg, const std::string& text) {
+  call_asm(cg, cg.builder.getVoidTy(), {}, text, "~{memory}");
+}
+
+void emit_wgmma_dot(KernelCodegen& cg, const ir::Operation& op, std::vector<llvm::Value*> accumulator) {
+  WgmmaLowering(cg, op).lower(std::move(accumulator));
+}
+
+}  // namespace kiln::lowering

@@ -1,0 +1,129 @@
+// wgmma's inline assembly on the emu's hooks (wgmma_assembly.hpp). The
+// accumulator registers of wgmma.mma_async are its first N / 2 operands
+// (tied to its N / 2 results), then A (its descriptor, or its four fragment
+// registers), B's descriptor and the scale-d value, as codegen_wgmma.cpp
+// emits them.
+#include "wgmma_assembly.hpp"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/Module.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "kiln/lowering/compile.hpp"
+
+namespace kiln::runtime::emu {
+
+namespace {
+
+[[noreturn]] void fail(const KernelDescription& kernel, const std::string& what) {
+  throw lowering::LoweringError("emu: kernel " + kernel.name + ": " + what);
+}
+
+/// The struct `values` make, of `call`'s result type.
+llvm::Value* pack(llvm::IRBuilder<>& builder, llvm::Type* type, const std::vector<llvm::Value*>& values) {
+  llvm::Value* packed = llvm::PoisonValue::get(type);
+  for (unsigned i = 0; i < values.size(); ++i) packed = builder.CreateInsertValue(packed, values[i], {i});
+  return packed;
+}
+
+class AssemblyOnHooks {
+ public:
+  AssemblyOnHooks(llvm::Module& module, const KernelDescription& kernel) : module_(module), kernel_(kernel) {
+    llvm::LLVMContext& context = module.getContext();
+    llvm::Type* void_type = llvm::Type::getVoidTy(context);
+    llvm::Type* i32 = llvm::Type::getInt32Ty(context);
+    llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+    llvm::Type* pointer = llvm::PointerType::get(context, 0);
+    mma_ = module.getOrInsertFunction("kiln_emu_wgmma_mma", void_type, i32, pointer, i64, i64, i32, pointer);
+    fence_ = module.getOrInsertFunction("kiln_emu_wgmma_fence", void_type);
+    commit_ = module.getOrInsertFunction("kiln_emu_wgmma_commit", void_type);
+    wait_ = module.getOrInsertFunction("kiln_emu_wgmma_wait", void_type, i32);
+  }
+
+  void run() {
+    std::vector<llvm::CallInst*> calls;
+    for (llvm::Function& function : module_)
+      for (llvm::Instruction& instruction : llvm::instructions(function))
+        if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction); call && call->isInlineAsm())
+          calls.push_back(call);
+    for (llvm::CallInst* call : calls) replace(call);
+  }
+
+ private:
+  void replace(llvm::CallInst* call) {
+    const std::string text = llvm::cast<llvm::InlineAsm>(call->getCalledOperand())->getAsmString();
+    llvm::IRBuilder<> builder(call);
+    static const std::regex mma(
+        R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(f16|bf16)\.(f16|bf16) \{[^}]*\}, )"
+        R"((\$\d+|\{\$\d+, \$\d+, \$\d+, \$\d+\}), \$\d+, p, 1, 1, (?:([01]), )?([01]);)");
+    static const std::regex wait(R"(^wgmma\.wait_group\.sync\.aligned (\d);$)");
+    std::smatch match;
+    if (text == "fence.proxy.async.shared::cta;") {
+    } else if (text == "wgmma.fence.sync.aligned;") {
+      builder.CreateCall(fence_);
+    } else if (text == "wgmma.commit_group.sync.aligned;") {
+      builder.CreateCall(commit_);
+    } else if (std::regex_search(text, match, wait)) {
+      builder.CreateCall(wait_, {builder.getInt32(static_cast<std::uint32_t>(std::stoi(match[1])))});
+      std::vector<llvm::Value*> registers(call->arg_begin(), call->arg_end());
+      call->replaceAllUsesWith(pack(builder, call->getType(), registers));
+    } else if (std::regex_search(text, match, mma) && match[2] == match[3]) {
+      replace_mma(call, builder, match);
+    } else {
+      fail(kernel_, "no emu hook runs the inline assembly `" + text + "`");
+    }
+    call->eraseFromParent();
+  }
+
+  void replace_mma(llvm::CallInst* call, llvm::IRBuilder<>& builder, const std::smatch& match) {
+    const unsigned n = static_cast<unsigned>(std::stoul(match[1]));
+    const unsigned registers = n / 2;
+    const bool a_in_registers = match[4].str().starts_with("{");
+    const unsigned a_operands = a_in_registers ? 4 : 1;
+    if (call->arg_size() != registers + a_operands + 2)
+      fail(kernel_, "wgmma.mma_async m64n" + std::to_string(n) + " has " + std::to_string(call->arg_size()) +
+                        " operands, not its " + std::to_string(registers) + " accumulator registers, A, B and scale-d");
+    const std::uint32_t flags = n | (match[2] == "bf16" ? 1u << 16 : 0u) | (match[5] == "1" ? 1u << 17 : 0u) |
+                                (match[6] == "1" ? 1u << 18 : 0u);
+    llvm::Function& function = *call->getFunction();
+    llvm::IRBuilder<> entry(&*function.getEntryBlock().getFirstInsertionPt());
+    llvm::Type* array = llvm::ArrayType::get(builder.getFloatTy(), registers);
+    llvm::Value* accumulator = entry.CreateAlloca(array);
+    for (unsigned r = 0; r < registers; ++r)
+      builder.CreateStore(call->getArgOperand(r), builder.CreateConstGEP2_32(array, accumulator, 0, r));
+    llvm::Value* a_fragment = llvm::ConstantPointerNull::get(builder.getPtrTy());
+    llvm::Value* a_descriptor = builder.getInt64(0);
+    if (a_in_registers) {
+      llvm::Type* words = llvm::ArrayType::get(builder.getInt32Ty(), 4);
+      a_fragment = entry.CreateAlloca(words);
+      for (unsigned w = 0; w < 4; ++w)
+        builder.CreateStore(call->getArgOperand(registers + w), builder.CreateConstGEP2_32(words, a_fragment, 0, w));
+    } else {
+      a_descriptor = call->getArgOperand(registers);
+    }
+    builder.CreateCall(mma_,
+                       {builder.getInt32(flags), a_fragment, a_descriptor, call->getArgOperand(registers + a_operands),
+                        call->getArgOperand(registers + a_operands + 1), accumulator});
+    std::vector<llvm::Value*> results;
+    for (unsigned r = 0; r < registers; ++r)
+      results.push_back(builder.CreateLoad(builder.getFloatTy(), builder.CreateConstGEP2_32(array, accumulator, 0, r)));
+    call->replaceAllUsesWith(pack(builder, call->getType(), results));
+  }
+
+  llvm::Module& module_;
+  const KernelDescription& kernel_;
+  llvm::FunctionCallee mma_, fence_, commit_, wait_;
+};
+
+}  // namespace
+
+void run_wgmma_assembly_on_hooks(llvm::Module& module, const KernelDescription& kernel) {
+  AssemblyOnHooks(module, kernel).run();
+}
+
+}  // namespace kiln::runtime::emu

@@ -1,0 +1,22 @@
+// The step of the retargeting that runs the inline assembly of the GPU code
+// generator's wgmma dots (codegen_wgmma.cpp) through the emu's hooks.
+#pragma once
+
+#include "kernel_description.hpp"
+
+namespace llvm {
+class Module;
+}  // namespace llvm
+
+namespace kiln::runtime::emu {
+
+/// Replaces each inline assembly call of `module`: fence.proxy.async is
+/// dropped (the host has one view of memory); wgmma.fence, commit_group and
+/// wait_group call their hooks (the wait's registers pass through);
+/// wgmma.mma_async.sync.aligned.m64nNk16.f32 on f16 or bf16 calls
+/// kiln_emu_wgmma_mma with its shape, descriptors and accumulator registers
+/// in memory. Throws lowering::LoweringError naming the kernel and the
+/// assembly for any other.
+void run_wgmma_assembly_on_hooks(llvm::Module& module, const KernelDescription& kernel);
+
+}  // namespace kiln::runtime::emu
