@@ -319,6 +319,11 @@ void emit_wgmma_dot(KernelCodegen& cg, const ir::Operation& op, std::vector<llvm
 /// One PTX statement with no operands (a fence, a commit), as inline
 /// assembly with side effects that no memory access moves across.
 void emit_ptx_statement(KernelCodegen& cg, const std::string& text);
+/// A call of inline PTX `text` with LLVM `constraints`, returning `result`
+/// (void, one value or a struct of them), with side effects and convergent:
+/// the warp-wide matrix instructions LLVM 19 has no intrinsics for.
+llvm::CallInst* emit_asm_call(KernelCodegen& cg, llvm::Type* result, const std::vector<llvm::Value*>& arguments,
+                              const std::string& text, const std::string& constraints);
 /// local_alloc, async_copy, async_commit, async_wait, local_load: the rings
 /// of pipelined loops (place_shared_rings), cp.async into them.
 void emit_shared_buffer_op(KernelCodegen& cg, const ir::Operation& op);

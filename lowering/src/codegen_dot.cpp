@@ -2,8 +2,8 @@
 // A dot that dot_uses_wgmma accepts (sm_90a) is lowered by codegen_wgmma.cpp.
 //
 // Tensor cores (dot_uses_tensor_cores, sm_80+: f16/bf16 inputs with an f32
-// accumulator on mma.sync.m16n8k16, i8 with an i32 one on m16n8k32, f32 at
-// tf32 precision on m16n8k8): the accumulator and the result live in the
+// accumulator on mma.sync.m16n8k16, i8 with an i32 one on m16n8k32, fp8 with
+// an f32 one on m16n8k32 from sm_89, f32 at tf32 precision on m16n8k8): the accumulator and the result live in the
 // mma.sync accumulator layout (layout assignment gives it to their
 // class, so a loop-carried accumulator never moves), and a and b are read in
 // the fragment layouts (dot_layout.hpp): an operand that already lives there
@@ -300,7 +300,7 @@ class DotLowering {
           for (int j = 0; j < 4; ++j) arguments.push_back(operand_register(0, a_first + per_register * j));
           for (int j = 0; j < 2; ++j) arguments.push_back(operand_register(1, b_first + per_register * j));
           arguments.insert(arguments.end(), d, d + 4);
-          llvm::Value* tile = b_.CreateIntrinsic(mma_intrinsic(), {}, arguments);
+          llvm::Value* tile = mma(arguments);
           for (unsigned j = 0; j < 4; ++j) d[j] = b_.CreateExtractValue(tile, {j});
         }
         for (int j = 0; j < 4; ++j) c_values[c_first + j] = d[j];
@@ -405,13 +405,24 @@ class DotLowering {
 
   llvm::Type* input_memory_type() const { return cg_.memory_type(op_.operands[0]->type.element(), op_); }
 
-  /// The mma.sync intrinsic of the dot's input dtype.
-  llvm::Intrinsic::ID mma_intrinsic() const {
+  /// One mma.sync of the dot's input dtype on A (4 registers), B (2) and C
+  /// (4): an NVVM intrinsic, or for fp8, which LLVM 19 has none for, inline
+  /// PTX with D tied to C. Returns D as a struct of 4.
+  llvm::Value* mma(const std::vector<llvm::Value*>& arguments) {
     switch (input_) {
-      case DType::bf16: return llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
-      case DType::i8: return llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8;
-      case DType::f32: return llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
-      default: return llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+      case DType::bf16: return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16, {}, arguments);
+      case DType::i8: return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8, {}, arguments);
+      case DType::f32: return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32, {}, arguments);
+      case DType::f8e4m3:
+      case DType::f8e5m2: {
+        const std::string type = input_ == DType::f8e4m3 ? "e4m3" : "e5m2";
+        llvm::Type* f32 = b_.getFloatTy();
+        return emit_asm_call(cg_, llvm::StructType::get(cg_.context, {f32, f32, f32, f32}), arguments,
+                             "mma.sync.aligned.m16n8k32.row.col.f32." + type + "." + type +
+                                 ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$0, $1, $2, $3};",
+                             "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
+      }
+      default: return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32, {}, arguments);
     }
   }
 

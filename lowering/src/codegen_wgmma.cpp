@@ -40,17 +40,6 @@ struct WgmmaOperand {
   llvm::Value* address = nullptr;
 };
 
-llvm::CallInst* call_asm(KernelCodegen& cg, llvm::Type* result, const std::vector<llvm::Value*>& arguments,
-                         const std::string& text, const std::string& constraints) {
-  std::vector<llvm::Type*> types;
-  for (llvm::Value* argument : arguments) types.push_back(argument->getType());
-  auto* asm_value =
-      llvm::InlineAsm::get(llvm::FunctionType::get(result, types, false), text, constraints, /*hasSideEffects=*/true);
-  llvm::CallInst* call = cg.builder.CreateCall(asm_value, arguments);
-  call->addFnAttr(llvm::Attribute::Convergent);
-  return call;
-}
-
 class WgmmaLowering {
  public:
   WgmmaLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op), scratch_(cg) {}
@@ -220,7 +209,7 @@ class WgmmaLowering {
     arguments.insert(arguments.end(), a.begin(), a.end());
     arguments.push_back(b_descriptor);
     arguments.push_back(b_.getInt32(1));
-    return unpack(call_asm(cg_, struct_of(count), arguments, text, constraints), count);
+    return unpack(emit_asm_call(cg_, struct_of(count), arguments, text, constraints), count);
   }
 
   /// wgmma.wait_group 0, every accumulator register passed through it.
@@ -230,7 +219,7 @@ class WgmmaLowering {
     for (std::size_t r = 0; r < accumulator.size(); ++r)
       constraints += std::to_string(r) + (r + 1 < accumulator.size() ? "," : "");
     return unpack(
-        call_asm(cg_, struct_of(accumulator.size()), accumulator, "wgmma.wait_group.sync.aligned 0;", constraints),
+        emit_asm_call(cg_, struct_of(accumulator.size()), accumulator, "wgmma.wait_group.sync.aligned 0;", constraints),
         accumulator.size());
   }
 
@@ -253,7 +242,18 @@ class WgmmaLowering {
 }  // namespace
 
 void emit_ptx_statement(KernelCodegen& cg, const std::string& text) {
-  call_asm(cg, cg.builder.getVoidTy(), {}, text, "~{memory}");
+  emit_asm_call(cg, cg.builder.getVoidTy(), {}, text, "~{memory}");
+}
+
+llvm::CallInst* emit_asm_call(KernelCodegen& cg, llvm::Type* result, const std::vector<llvm::Value*>& arguments,
+                              const std::string& text, const std::string& constraints) {
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* argument : arguments) types.push_back(argument->getType());
+  auto* asm_value =
+      llvm::InlineAsm::get(llvm::FunctionType::get(result, types, false), text, constraints, /*hasSideEffects=*/true);
+  llvm::CallInst* call = cg.builder.CreateCall(asm_value, arguments);
+  call->addFnAttr(llvm::Attribute::Convergent);
+  return call;
 }
 
 void emit_wgmma_dot(KernelCodegen& cg, const ir::Operation& op, std::vector<llvm::Value*> accumulator) {

@@ -138,7 +138,9 @@ MmaInstruction mma_instruction(const ir::Operation& dot) {
   switch (input) {
     case ir::DType::f16:
     case ir::DType::bf16: return {16, 2};
-    case ir::DType::i8: return {32, 4};
+    case ir::DType::i8:
+    case ir::DType::f8e4m3:
+    case ir::DType::f8e5m2: return {32, 4};
     case ir::DType::f32: return {8, 1};
     default: fail("mma layout: no mma.sync takes " + std::string(ir::dtype_name(input)) + " inputs");
   }
@@ -156,6 +158,9 @@ bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target) {
     case ir::DType::f16:
     case ir::DType::bf16: return acc.dtype == ir::DType::f32 && a.shape[1] % 16 == 0;
     case ir::DType::i8: return acc.dtype == ir::DType::i32 && a.shape[1] % 32 == 0;
+    case ir::DType::f8e4m3:
+    case ir::DType::f8e5m2:
+      return compute_capability(target.arch) >= 89 && acc.dtype == ir::DType::f32 && a.shape[1] % 32 == 0;
     case ir::DType::f32:
       return acc.dtype == ir::DType::f32 && a.shape[1] % 8 == 0 &&
              ir::attribute_enum<ir::Precision>(dot) == ir::Precision::tf32;

@@ -359,7 +359,7 @@ void kiln_emu_cp_async_commit() { scheduler().async_copies().commit(); }
 void kiln_emu_cp_async_wait(std::int32_t pending_groups) {
   scheduler().async_copies().wait(pending_groups, kiln::runtime::emu::land_async_copy);
 }
-// wgmma's inline assembly (wgmma_assembly.cpp): `flags` holds N in bits 0-15,
+// wgmma's inline assembly (matrix_assembly.cpp): `flags` holds N in bits 0-15,
 // the input (WgmmaInput) in bit 16, imm-trans-a in bit 17 and imm-trans-b in
 // bit 18; A is its four fragment registers when `a_fragment` is not null.
 void kiln_emu_wgmma_mma(std::uint32_t flags, const std::uint32_t* a_fragment, std::uint64_t a_descriptor,
@@ -370,6 +370,14 @@ void kiln_emu_wgmma_mma(std::uint32_t flags, const std::uint32_t* a_fragment, st
       (flags >> 17 & 1) != 0, (flags >> 18 & 1) != 0};
   kiln::runtime::emu::warpgroup_matrix_multiply(shape, a_fragment, a_descriptor, b_descriptor, scale_d != 0,
                                                 accumulator);
+}
+// mma.sync.aligned.m16n8k32.row.col.f32 on fp8 (matrix_assembly.cpp):
+// `registers` holds A (4) and B (2), `accumulator` C, where D comes back.
+void kiln_emu_mma_fp8(std::uint32_t e5m2, const std::uint32_t* registers, float* accumulator) {
+  const float c[4] = {accumulator[0], accumulator[1], accumulator[2], accumulator[3]};
+  kiln::runtime::emu::warp_matrix_multiply(
+      e5m2 ? kiln::runtime::emu::MmaInput::e5m2 : kiln::runtime::emu::MmaInput::e4m3, registers, registers + 4, c,
+      accumulator);
 }
 void kiln_emu_wgmma_fence() { kiln::runtime::emu::warpgroup_fence(); }
 void kiln_emu_wgmma_commit() { kiln::runtime::emu::warpgroup_commit(); }
@@ -532,6 +540,7 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("", kiln_emu_cp_async),
     KILN_EMU_HOOK("", kiln_emu_cp_async_commit),
     KILN_EMU_HOOK("", kiln_emu_cp_async_wait),
+    KILN_EMU_HOOK("", kiln_emu_mma_fp8),
     KILN_EMU_HOOK("", kiln_emu_wgmma_mma),
     KILN_EMU_HOOK("", kiln_emu_wgmma_fence),
     KILN_EMU_HOOK("", kiln_emu_wgmma_commit),

@@ -71,8 +71,9 @@ inline constexpr BarrierHook kBarrierHooks[] = {
 void check_global_access(std::uint64_t address, std::uint64_t bytes, std::uint32_t site);
 
 /// The operand types of the mma.sync shapes the emu runs (f32 accumulators).
-enum class MmaInput { bf16, f16, tf32 };
-/// mma.sync.aligned.m16n8k16 (bf16, f16) or m16n8k8 (tf32) .row.col for the
+enum class MmaInput { bf16, f16, tf32, e4m3, e5m2 };
+/// mma.sync.aligned.m16n8k16 (bf16, f16), m16n8k8 (tf32) or m16n8k32 (e4m3,
+/// e5m2: four per register, laid out as s8's) .row.col for the
 /// running lane: its fragments of A (4 registers), B (2) and C (4) go to the
 /// warp, and its fragment of D = A B + C comes back in `d` (PTX ISA fragment
 /// layouts; products summed exactly, rounded once to f32).

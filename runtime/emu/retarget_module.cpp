@@ -13,7 +13,7 @@
 // an NVVM intrinsic or external GPU function becomes a call of its hook
 // (i1 passed as i32); f16 and bf16 become 16-bit integers, their arithmetic
 // hook calls (narrow_floats.cpp); wgmma's inline assembly becomes hook calls
-// (wgmma_assembly.cpp); and an entry taking the arguments as 64-bit words.
+// (matrix_assembly.cpp); and an entry taking the arguments as 64-bit words.
 #include "retarget_module.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
@@ -29,8 +29,8 @@
 
 #include "hooks.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "matrix_assembly.hpp"
 #include "narrow_floats.hpp"
-#include "wgmma_assembly.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -512,7 +512,7 @@ void retarget_module(llvm::Module& module, const std::string& kernel_function, c
   lower_scoped_atomics(module);
   check_memory_accesses(module, kernel);
   number_barriers(module, kernel);
-  run_wgmma_assembly_on_hooks(module, kernel);
+  run_matrix_assembly_on_hooks(module, kernel);
   call_hooks(module, kernel);
   lower_narrow_floats_to_integers(module, kernel);
   add_entry(module, *module.getFunction(kernel_function));

@@ -1,7 +1,7 @@
 // mma.sync on the emu: the warp's 32 lanes hand their fragments to the last
 // to arrive, which assembles A (16 x K), B (K x 8) and C (16 x 8) from the
 // PTX ISA's fragment layouts, multiplies and hands each lane its part of D:
-// f16, bf16 and tf32 into f32, and s8 into s32.
+// f16, bf16, tf32, e4m3 and e5m2 into f32, and s8 into s32.
 #include <array>
 #include <bit>
 #include <cstring>
@@ -37,14 +37,39 @@ std::array<float, 2> pair_of(MmaInput input, std::uint32_t bits) {
   return {half_value(bits), half_value(bits >> 16)};
 }
 
+/// The four fp8 elements of a register, lowest byte first.
+std::array<float, 4> fp8_quad(MmaInput input, std::uint32_t bits) {
+  std::array<float, 4> quad{};
+  for (int e = 0; e < 4; ++e) {
+    const auto byte = static_cast<std::uint8_t>(bits >> (8 * e));
+    quad[static_cast<std::size_t>(e)] = input == MmaInput::e5m2
+                                            ? static_cast<float>(kiln::float8_e5m2::from_bits(byte))
+                                            : static_cast<float>(kiln::float8_e4m3::from_bits(byte));
+  }
+  return quad;
+}
+
 void multiply(const std::array<void*, 32>& lanes) {
   const MmaInput input = static_cast<const MmaLane*>(lanes[0])->input;
-  const int depth = input == MmaInput::tf32 ? 8 : 16;
-  double a[kRows][16] = {}, b[16][kColumns] = {}, c[kRows][kColumns] = {};
+  const bool fp8 = input == MmaInput::e4m3 || input == MmaInput::e5m2;
+  const int depth = input == MmaInput::tf32 ? 8 : fp8 ? 32 : 16;
+  double a[kRows][32] = {}, b[32][kColumns] = {}, c[kRows][kColumns] = {};
   for (int lane = 0; lane < 32; ++lane) {
     const auto& mine = *static_cast<const MmaLane*>(lanes[static_cast<std::size_t>(lane)]);
     const int group = lane / 4, thread_in_group = lane % 4;
-    if (input == MmaInput::tf32) {
+    if (fp8) {
+      // As s8: register r of A holds row g + 8 (r & 1), columns 4t + 16 (r >> 1) + {0..3};
+      // register r of B holds rows 4t + 16 r + {0..3} of column g.
+      for (int r = 0; r < 4; ++r) {
+        const auto quad = fp8_quad(input, mine.a[r]);
+        for (int e = 0; e < 4; ++e)
+          a[group + 8 * (r & 1)][4 * thread_in_group + 16 * (r >> 1) + e] = quad[static_cast<std::size_t>(e)];
+      }
+      for (int r = 0; r < 2; ++r) {
+        const auto quad = fp8_quad(input, mine.b[r]);
+        for (int e = 0; e < 4; ++e) b[4 * thread_in_group + 16 * r + e][group] = quad[static_cast<std::size_t>(e)];
+      }
+    } else if (input == MmaInput::tf32) {
       // a0: (g, t), a1: (g + 8, t), a2: (g, t + 4), a3: (g + 8, t + 4); b0: (t, g), b1: (t + 4, g).
       for (int r = 0; r < 4; ++r) a[group + 8 * (r & 1)][thread_in_group + 4 * (r >> 1)] = tf32_value(mine.a[r]);
       for (int r = 0; r < 2; ++r) b[thread_in_group + 4 * r][group] = tf32_value(mine.b[r]);

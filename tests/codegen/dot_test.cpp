@@ -150,6 +150,32 @@ INSTANTIATE_TEST_SUITE_P(
                       DotCase{8, 4, 32, "i8", "i32", "ieee"}),
     [](const ::testing::TestParamInfo<DotCase>& info) { return case_name(info.param); });
 
+/// fp8 dots on tensor cores from sm_89: one mma.sync m16n8k32 per 16 x 8
+/// accumulator tile a warp holds and 32 of K on sm_90a (inline PTX, which
+/// ptxas accepts), the FMA units on sm_80.
+class Fp8MmaShapes : public ::testing::TestWithParam<DotCase> {};
+
+TEST_P(Fp8MmaShapes, LowersToMmaSyncOnSm90aAndPtxasAccepts) {
+  const DotCase& c = GetParam();
+  const std::unique_ptr<ir::Function> fn = ir::parse_function(dot_kernel_text(c));
+  const lowering::MmaWarps warps = lowering::mma_warps(c.m, c.n, c.num_warps);
+  const std::string type = std::string(c.input) == "f8e4m3" ? "e4m3" : "e5m2";
+  const std::string mma = "mma.sync.aligned.m16n8k32.row.col.f32." + type + "." + type + ".f32";
+  const int tiles_per_warp = std::max(1, c.m / (16 * warps.m)) * std::max(1, c.n / (8 * warps.n)) * (c.k / 32);
+  const lowering::GpuKernel sm90a = lowering::compile_for_gpu(*fn, {.arch = "sm_90a", .num_warps = c.num_warps});
+  EXPECT_EQ(count(sm90a.ptx, mma), tiles_per_warp) << sm90a.ptx;
+  EXPECT_EQ(count(sm90a.ptx, "fma.rn.f32"), 0);
+  KILN_EXPECT_PTXAS_ACCEPTS(sm90a, "sm_90a", "fp8_mma_" + case_name(c));
+  const lowering::GpuKernel sm80 = lowering::compile_for_gpu(*fn, {.arch = "sm_80", .num_warps = c.num_warps});
+  EXPECT_EQ(count(sm80.ptx, "mma.sync"), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MmaShapes,
+                         ::testing::Values(DotCase{16, 8, 32, "f8e4m3", "f32", "ieee", 1},
+                                           DotCase{64, 64, 64, "f8e4m3", "f32", "ieee"},
+                                           DotCase{32, 64, 32, "f8e5m2", "f32", "ieee"}),
+                         [](const ::testing::TestParamInfo<DotCase>& info) { return case_name(info.param); });
+
 /// Dots on wgmma (sm_90a): one wgmma.mma_async per 64-row slice a
 /// warpgroup holds, 256-column chunk of N and 16 of K, in the shared
 /// tiles' swizzle mode, and no mma.sync.

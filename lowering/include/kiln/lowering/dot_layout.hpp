@@ -87,15 +87,17 @@ LinearLayout mma_operand_layout(DotOperand operand, std::int64_t rows, std::int6
 /// The sm_XY number of `arch` ("sm_90a" is 90), or 0 when it is not of that form.
 int compute_capability(std::string_view arch);
 
-/// The mma.sync shape for `dot`'s input dtype (f16, bf16, i8, f32); throws
+/// The mma.sync shape for `dot`'s input dtype (f16, bf16, i8, fp8, f32); throws
 /// std::invalid_argument naming the dtype for another.
 MmaInstruction mma_instruction(const ir::Operation& dot);
 
 /// Whether `dot` runs on tensor cores (mma.sync) for `target`, sm_80 or newer
 /// unless the target turns tensor cores off, on 2-D tiles: f16 or bf16 inputs
 /// with an f32 accumulator and K a multiple of 16 (m16n8k16); i8 inputs with
-/// an i32 accumulator and K a multiple of 32 (m16n8k32, exact); f32 inputs at
-/// tf32 precision with an f32 accumulator and K a multiple of 8 (m16n8k8).
+/// an i32 accumulator and K a multiple of 32 (m16n8k32, exact); f8e4m3 or
+/// f8e5m2 inputs with an f32 accumulator and K a multiple of 32 on sm_89 and
+/// newer (m16n8k32); f32 inputs at tf32 precision with an f32 accumulator and
+/// K a multiple of 8 (m16n8k8).
 bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target);
 
 /// The layout a tensor-core dot's accumulator and result live in:

@@ -1,5 +1,6 @@
 // The step of the retargeting that runs the inline assembly of the GPU code
-// generator's wgmma dots (codegen_wgmma.cpp) through the emu's hooks.
+// generator's matrix instructions (wgmma, codegen_wgmma.cpp; fp8 mma.sync,
+// codegen_dot.cpp) through the emu's hooks.
 #pragma once
 
 #include "kernel_description.hpp"
@@ -15,8 +16,9 @@ namespace kiln::runtime::emu {
 /// wait_group call their hooks (the wait's registers pass through);
 /// wgmma.mma_async.sync.aligned.m64nNk16.f32 on f16 or bf16 calls
 /// kiln_emu_wgmma_mma with its shape, descriptors and accumulator registers
-/// in memory. Throws lowering::LoweringError naming the kernel and the
-/// assembly for any other.
-void run_wgmma_assembly_on_hooks(llvm::Module& module, const KernelDescription& kernel);
+/// in memory; mma.sync.aligned.m16n8k32.row.col.f32 on e4m3 or e5m2 calls
+/// kiln_emu_mma_fp8 with its registers in memory. Throws
+/// lowering::LoweringError naming the kernel and the assembly for any other.
+void run_matrix_assembly_on_hooks(llvm::Module& module, const KernelDescription& kernel);
 
 }  // namespace kiln::runtime::emu

@@ -1,9 +1,11 @@
-// wgmma's inline assembly on the emu's hooks (wgmma_assembly.hpp). The
+// The matrix instructions' inline assembly on the emu's hooks
+// (matrix_assembly.hpp). The
 // accumulator registers of wgmma.mma_async are its first N / 2 operands
 // (tied to its N / 2 results), then A (its descriptor, or its four fragment
 // registers), B's descriptor and the scale-d value, as codegen_wgmma.cpp
-// emits them.
-#include "wgmma_assembly.hpp"
+// emits them; fp8 mma.sync takes A (4 registers), B (2) and C (4, tied to
+// its 4 results), as codegen_dot.cpp emits it.
+#include "matrix_assembly.hpp"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
@@ -43,6 +45,7 @@ class AssemblyOnHooks {
     fence_ = module.getOrInsertFunction("kiln_emu_wgmma_fence", void_type);
     commit_ = module.getOrInsertFunction("kiln_emu_wgmma_commit", void_type);
     wait_ = module.getOrInsertFunction("kiln_emu_wgmma_wait", void_type, i32);
+    fp8_mma_ = module.getOrInsertFunction("kiln_emu_mma_fp8", void_type, i32, pointer, pointer);
   }
 
   void run() {
@@ -62,6 +65,9 @@ class AssemblyOnHooks {
         R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(f16|bf16)\.(f16|bf16) \{[^}]*\}, )"
         R"((\$\d+|\{\$\d+, \$\d+, \$\d+, \$\d+\}), \$\d+, p, 1, 1, (?:([01]), )?([01]);)");
     static const std::regex wait(R"(^wgmma\.wait_group\.sync\.aligned (\d);$)");
+    static const std::regex fp8_mma(
+        R"(^mma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.(e4m3|e5m2)\.(e4m3|e5m2)\.f32 )"
+        R"(\{\$0, \$1, \$2, \$3\}, \{\$4, \$5, \$6, \$7\}, \{\$8, \$9\}, \{\$0, \$1, \$2, \$3\};$)");
     std::smatch match;
     if (text == "fence.proxy.async.shared::cta;") {
     } else if (text == "wgmma.fence.sync.aligned;") {
@@ -74,6 +80,8 @@ class AssemblyOnHooks {
       call->replaceAllUsesWith(pack(builder, call->getType(), registers));
     } else if (std::regex_search(text, match, mma) && match[2] == match[3]) {
       replace_mma(call, builder, match);
+    } else if (std::regex_search(text, match, fp8_mma) && match[1] == match[2]) {
+      replace_fp8_mma(call, builder, match[1] == "e5m2");
     } else {
       fail(kernel_, "no emu hook runs the inline assembly `" + text + "`");
     }
@@ -115,14 +123,35 @@ class AssemblyOnHooks {
     call->replaceAllUsesWith(pack(builder, call->getType(), results));
   }
 
+  /// mma.sync m16n8k32 on fp8: A and B's 6 registers and C's 4 values in
+  /// memory, D back in C's place.
+  void replace_fp8_mma(llvm::CallInst* call, llvm::IRBuilder<>& builder, bool e5m2) {
+    if (call->arg_size() != 10) fail(kernel_, "an fp8 mma.sync has " + std::to_string(call->arg_size()) + " operands");
+    llvm::IRBuilder<> entry(&*call->getFunction()->getEntryBlock().getFirstInsertionPt());
+    llvm::Type* words = llvm::ArrayType::get(builder.getInt32Ty(), 6);
+    llvm::Type* values = llvm::ArrayType::get(builder.getFloatTy(), 4);
+    llvm::Value* registers = entry.CreateAlloca(words);
+    llvm::Value* accumulator = entry.CreateAlloca(values);
+    for (unsigned r = 0; r < 6; ++r)
+      builder.CreateStore(call->getArgOperand(r), builder.CreateConstGEP2_32(words, registers, 0, r));
+    for (unsigned r = 0; r < 4; ++r)
+      builder.CreateStore(call->getArgOperand(6 + r), builder.CreateConstGEP2_32(values, accumulator, 0, r));
+    builder.CreateCall(fp8_mma_, {builder.getInt32(e5m2 ? 1 : 0), registers, accumulator});
+    std::vector<llvm::Value*> results;
+    for (unsigned r = 0; r < 4; ++r)
+      results.push_back(
+          builder.CreateLoad(builder.getFloatTy(), builder.CreateConstGEP2_32(values, accumulator, 0, r)));
+    call->replaceAllUsesWith(pack(builder, call->getType(), results));
+  }
+
   llvm::Module& module_;
   const KernelDescription& kernel_;
-  llvm::FunctionCallee mma_, fence_, commit_, wait_;
+  llvm::FunctionCallee mma_, fence_, commit_, wait_, fp8_mma_;
 };
 
 }  // namespace
 
-void run_wgmma_assembly_on_hooks(llvm::Module& module, const KernelDescription& kernel) {
+void run_matrix_assembly_on_hooks(llvm::Module& module, const KernelDescription& kernel) {
   AssemblyOnHooks(module, kernel).run();
 }
 
