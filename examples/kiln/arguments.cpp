@@ -49,7 +49,8 @@ struct BenchArgs {
 };
 
 constexpr const char* device_help =
-    "cpu, cpu:N, emu, emu:N, cuda or cuda:N (default: $KILN_DEVICE, else cuda when a GPU is present, else cpu)";
+    "cpu, cpu:N, emu, emu:N, emu-sm_90a (the sm_90a code on the emu), cuda or cuda:N (default: $KILN_DEVICE, else cuda "
+    "when a GPU is present, else cpu)";
 
 // Extra --name value pairs after `run NAME` / `dump NAME` are the kernel's
 // dims and choices; make_options checks names and values.

@@ -133,6 +133,11 @@ class CtaScheduler {
 
   static void fiber_main(boost::context::detail::transfer_t from);
   std::uint32_t warp_collective(std::uint32_t member_mask, const Deposit& deposit);
+  /// The running thread's part of an exchange among the N threads of its
+  /// group (a warp, a warpgroup), counted by `arrived`.
+  template <std::size_t N>
+  void exchange(int& arrived, std::array<void*, N>& exchanged, void* data,
+                void (*complete)(const std::array<void*, N>&));
   void complete_warp_collective(Warp& warp, int first_lane, std::uint32_t member_mask);
   void make_ready(int thread);
   void suspend();

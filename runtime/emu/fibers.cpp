@@ -275,40 +275,35 @@ std::uint32_t CtaScheduler::warp_collective(std::uint32_t member_mask, const Dep
 }
 
 void CtaScheduler::warp_exchange(void* data, WarpExchange complete) {
-  const int lane = running_ % kLanesPerWarp;
-  const int first_lane = running_ - lane;
   Warp& warp = warps_[static_cast<std::size_t>(running_ / kLanesPerWarp)];
-  warp.exchanged[static_cast<std::size_t>(lane)] = data;
-  if (++warp.arrived < kLanesPerWarp) {
-    states_[static_cast<std::size_t>(running_)] = ThreadState::at_warp_collective;
-    suspend();
-    return;
-  }
-  // The waiting lanes' data lives in their suspended frames until they resume.
-  warp.arrived = 0;
-  complete(warp.exchanged);
-  for (int other = 0; other < kLanesPerWarp; ++other)
-    if (first_lane + other != running_) make_ready(first_lane + other);
+  exchange(warp.arrived, warp.exchanged, data, complete);
 }
 
 void CtaScheduler::warpgroup_exchange(void* data, WarpgroupExchange complete) {
-  const int member = running_ % kThreadsPerWarpgroup;
-  const int first = running_ - member;
-  if (first + kThreadsPerWarpgroup > thread_count_)
+  if (running_ - running_ % kThreadsPerWarpgroup + kThreadsPerWarpgroup > thread_count_)
     fault([&] {
       return "a warpgroup instruction in a program of " + std::to_string(thread_count_) +
              " threads, not a multiple of the 128 of a warpgroup";
     });
   Warpgroup& warpgroup = warpgroups_[static_cast<std::size_t>(running_ / kThreadsPerWarpgroup)];
-  warpgroup.exchanged[static_cast<std::size_t>(member)] = data;
-  if (++warpgroup.arrived < kThreadsPerWarpgroup) {
+  exchange(warpgroup.arrived, warpgroup.exchanged, data, complete);
+}
+
+template <std::size_t N>
+void CtaScheduler::exchange(int& arrived, std::array<void*, N>& exchanged, void* data,
+                            void (*complete)(const std::array<void*, N>&)) {
+  const int member = running_ % static_cast<int>(N);
+  const int first = running_ - member;
+  exchanged[static_cast<std::size_t>(member)] = data;
+  if (++arrived < static_cast<int>(N)) {
     states_[static_cast<std::size_t>(running_)] = ThreadState::at_warp_collective;
     suspend();
     return;
   }
-  warpgroup.arrived = 0;
-  complete(warpgroup.exchanged);
-  for (int other = 0; other < kThreadsPerWarpgroup; ++other)
+  // The waiting threads' data lives in their suspended frames until they resume.
+  arrived = 0;
+  complete(exchanged);
+  for (int other = 0; other < static_cast<int>(N); ++other)
     if (first + other != running_) make_ready(first + other);
 }
 

@@ -102,9 +102,12 @@ struct WgmmaShape {
 /// wgmma.mma_async for the running thread: its N / 2 accumulator registers
 /// go to the warpgroup and come back as D = A B (+ D when `scale_d`), B read
 /// from shared memory through its descriptor, A likewise or, when
-/// `a_fragment` is not null, from the four fragment registers each thread holds.
+/// `a_fragment` is not null, from the four fragment registers each thread
+/// holds. Each element read is a shared read at access site `site` by the
+/// thread that completes the instruction: bounds and races are checked as
+/// for the threads' own accesses (check_shared_access).
 void warpgroup_matrix_multiply(WgmmaShape shape, const std::uint32_t* a_fragment, std::uint64_t a_descriptor,
-                               std::uint64_t b_descriptor, bool scale_d, float* accumulator);
+                               std::uint64_t b_descriptor, bool scale_d, float* accumulator, std::uint32_t site);
 /// wgmma.fence, wgmma.commit_group and wgmma.wait_group for the running thread.
 void warpgroup_fence();
 void warpgroup_commit();

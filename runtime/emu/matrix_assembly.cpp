@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kiln/lowering/compile.hpp"
+#include "retarget_module.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -35,13 +36,13 @@ llvm::Value* pack(llvm::IRBuilder<>& builder, llvm::Type* type, const std::vecto
 
 class AssemblyOnHooks {
  public:
-  AssemblyOnHooks(llvm::Module& module, const KernelDescription& kernel) : module_(module), kernel_(kernel) {
+  AssemblyOnHooks(llvm::Module& module, KernelDescription& kernel) : module_(module), kernel_(kernel) {
     llvm::LLVMContext& context = module.getContext();
     llvm::Type* void_type = llvm::Type::getVoidTy(context);
     llvm::Type* i32 = llvm::Type::getInt32Ty(context);
     llvm::Type* i64 = llvm::Type::getInt64Ty(context);
     llvm::Type* pointer = llvm::PointerType::get(context, 0);
-    mma_ = module.getOrInsertFunction("kiln_emu_wgmma_mma", void_type, i32, pointer, i64, i64, i32, pointer);
+    mma_ = module.getOrInsertFunction("kiln_emu_wgmma_mma", void_type, i32, pointer, i64, i64, i32, pointer, i32);
     fence_ = module.getOrInsertFunction("kiln_emu_wgmma_fence", void_type);
     commit_ = module.getOrInsertFunction("kiln_emu_wgmma_commit", void_type);
     wait_ = module.getOrInsertFunction("kiln_emu_wgmma_wait", void_type, i32);
@@ -76,8 +77,8 @@ class AssemblyOnHooks {
       builder.CreateCall(commit_);
     } else if (std::regex_search(text, match, wait)) {
       builder.CreateCall(wait_, {builder.getInt32(static_cast<std::uint32_t>(std::stoi(match[1])))});
-      std::vector<llvm::Value*> registers(call->arg_begin(), call->arg_end());
-      call->replaceAllUsesWith(pack(builder, call->getType(), registers));
+      const std::vector<llvm::Value*> registers(call->arg_begin(), call->arg_end());
+      if (!call->getType()->isVoidTy()) call->replaceAllUsesWith(pack(builder, call->getType(), registers));
     } else if (std::regex_search(text, match, mma) && match[2] == match[3]) {
       replace_mma(call, builder, match);
     } else if (std::regex_search(text, match, fp8_mma) && match[1] == match[2]) {
@@ -114,9 +115,11 @@ class AssemblyOnHooks {
     } else {
       a_descriptor = call->getArgOperand(registers);
     }
+    llvm::ConstantInt* site =
+        add_site(kernel_, builder.getContext(), {AccessSite::Kind::load, "wgmma.mma_async", place_of(*call)});
     builder.CreateCall(mma_,
                        {builder.getInt32(flags), a_fragment, a_descriptor, call->getArgOperand(registers + a_operands),
-                        call->getArgOperand(registers + a_operands + 1), accumulator});
+                        call->getArgOperand(registers + a_operands + 1), accumulator, site});
     std::vector<llvm::Value*> results;
     for (unsigned r = 0; r < registers; ++r)
       results.push_back(builder.CreateLoad(builder.getFloatTy(), builder.CreateConstGEP2_32(array, accumulator, 0, r)));
@@ -145,13 +148,13 @@ class AssemblyOnHooks {
   }
 
   llvm::Module& module_;
-  const KernelDescription& kernel_;
+  KernelDescription& kernel_;
   llvm::FunctionCallee mma_, fence_, commit_, wait_, fp8_mma_;
 };
 
 }  // namespace
 
-void run_matrix_assembly_on_hooks(llvm::Module& module, const KernelDescription& kernel) {
+void run_matrix_assembly_on_hooks(llvm::Module& module, KernelDescription& kernel) {
   AssemblyOnHooks(module, kernel).run();
 }
 

@@ -15,10 +15,11 @@ namespace kiln::runtime::emu {
 /// dropped (the host has one view of memory); wgmma.fence, commit_group and
 /// wait_group call their hooks (the wait's registers pass through);
 /// wgmma.mma_async.sync.aligned.m64nNk16.f32 on f16 or bf16 calls
-/// kiln_emu_wgmma_mma with its shape, descriptors and accumulator registers
-/// in memory; mma.sync.aligned.m16n8k32.row.col.f32 on e4m3 or e5m2 calls
+/// kiln_emu_wgmma_mma with its shape, descriptors, accumulator registers in
+/// memory and an access site (its shared reads are checked as the threads'
+/// are); mma.sync.aligned.m16n8k32.row.col.f32 on e4m3 or e5m2 calls
 /// kiln_emu_mma_fp8 with its registers in memory. Throws
 /// lowering::LoweringError naming the kernel and the assembly for any other.
-void run_matrix_assembly_on_hooks(llvm::Module& module, const KernelDescription& kernel);
+void run_matrix_assembly_on_hooks(llvm::Module& module, KernelDescription& kernel);
 
 }  // namespace kiln::runtime::emu

@@ -45,15 +45,6 @@ constexpr std::uint64_t kLargestSharedStore = 16;
   throw lowering::LoweringError("emu: kernel " + kernel.name + ": " + what);
 }
 
-/// The source line the code generator recorded on `instruction`
-/// (`!kiln.place !{!"file:line"}`); empty when none.
-std::string place_of(const llvm::Instruction& instruction) {
-  if (llvm::MDNode* place = instruction.getMetadata("kiln.place"))
-    if (place->getNumOperands() > 0)
-      if (auto* text = llvm::dyn_cast<llvm::MDString>(place->getOperand(0))) return text->getString().str();
-  return "";
-}
-
 /// `site` with the element dtype and pointer source the code generator
 /// recorded on `instruction` (`!kiln.access !{!"f16", i32 source}`), if any.
 AccessSite with_access(AccessSite site, const llvm::Instruction& instruction) {
@@ -64,12 +55,6 @@ AccessSite with_access(AccessSite site, const llvm::Instruction& instruction) {
   if (auto* source = llvm::mdconst::dyn_extract<llvm::ConstantInt>(access->getOperand(1)))
     site.source = static_cast<int>(source->getSExtValue());
   return site;
-}
-
-/// Appends `site` to the kernel's access sites and returns its index.
-llvm::ConstantInt* add_site(KernelDescription& kernel, llvm::LLVMContext& context, AccessSite site) {
-  kernel.access_sites.push_back(std::move(site));
-  return llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), kernel.access_sites.size() - 1);
 }
 
 void strip_gpu_attributes(llvm::Module& module) {
@@ -496,6 +481,18 @@ void add_entry(llvm::Module& module, llvm::Function& kernel_function) {
 }
 
 }  // namespace
+
+std::string place_of(const llvm::Instruction& instruction) {
+  if (llvm::MDNode* place = instruction.getMetadata("kiln.place"))
+    if (place->getNumOperands() > 0)
+      if (auto* text = llvm::dyn_cast<llvm::MDString>(place->getOperand(0))) return text->getString().str();
+  return "";
+}
+
+llvm::ConstantInt* add_site(KernelDescription& kernel, llvm::LLVMContext& context, AccessSite site) {
+  kernel.access_sites.push_back(std::move(site));
+  return llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), kernel.access_sites.size() - 1);
+}
 
 void retarget_module(llvm::Module& module, const std::string& kernel_function, const std::string& host_triple,
                      const llvm::DataLayout& host_layout, KernelDescription& kernel) {

@@ -7,7 +7,10 @@
 #include "kernel_description.hpp"
 
 namespace llvm {
+class ConstantInt;
 class DataLayout;
+class Instruction;
+class LLVMContext;
 class Module;
 }  // namespace llvm
 
@@ -26,5 +29,12 @@ inline constexpr const char* kEntryFunction = "kiln_emu_entry";
 /// intrinsic or function and the kernel when one has no hook.
 void retarget_module(llvm::Module& module, const std::string& kernel_function, const std::string& host_triple,
                      const llvm::DataLayout& host_layout, KernelDescription& kernel);
+
+/// The source line the code generator recorded on `instruction`
+/// (`!kiln.place !{!"file:line"}`); empty when none.
+std::string place_of(const llvm::Instruction& instruction);
+
+/// Appends `site` to the kernel's access sites and returns its index (i32).
+llvm::ConstantInt* add_site(KernelDescription& kernel, llvm::LLVMContext& context, AccessSite site);
 
 }  // namespace kiln::runtime::emu

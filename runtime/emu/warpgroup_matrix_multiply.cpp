@@ -14,6 +14,7 @@
 #include "cta_scheduler.hpp"
 #include "hooks.hpp"
 #include "kiln/ir/numeric.hpp"
+#include "shared_access.hpp"
 
 namespace kiln::runtime::emu {
 
@@ -26,6 +27,7 @@ constexpr int kElementBytes = 2;
 /// One thread's part of the instruction.
 struct WgmmaThread {
   WgmmaShape shape;
+  std::uint32_t site;
   const std::uint32_t* a_fragment;  // null: A through its descriptor
   std::uint64_t a_descriptor, b_descriptor;
   bool scale_d;
@@ -61,8 +63,13 @@ std::string hex(std::uint64_t value) {
 
 class OperandReader {
  public:
-  OperandReader(CtaScheduler& scheduler, const char* operand, std::uint64_t bits, bool mn_major)
-      : scheduler_(scheduler), operand_(operand), descriptor_(decode(bits)), bits_(bits), mn_major_(mn_major) {
+  OperandReader(CtaScheduler& scheduler, const char* operand, std::uint64_t bits, bool mn_major, std::uint32_t site)
+      : scheduler_(scheduler),
+        operand_(operand),
+        descriptor_(decode(bits)),
+        bits_(bits),
+        mn_major_(mn_major),
+        site_(site) {
     if (descriptor_.swizzle_bytes == 0 || descriptor_.base_offset != 0)
       scheduler_.fault([&] {
         return std::string("wgmma.mma_async: the descriptor of ") + operand_ + " (" + hex(bits_) +
@@ -73,7 +80,8 @@ class OperandReader {
   /// Element (mn, k): its canonical address (K-major: 8-row groups `stride`
   /// apart, rows of the swizzle width; MN-major: blocks of the swizzle width
   /// along MN `leading` apart, 8-row groups of K `stride` apart), swizzled by
-  /// XORing address bits 7 and up into the 16-byte chunk bits.
+  /// XORing address bits 7 and up into the 16-byte chunk bits. The read is
+  /// checked as a shared load of the completing thread.
   std::uint16_t element(int mn, int k) const {
     const std::uint64_t width = static_cast<std::uint64_t>(descriptor_.swizzle_bytes);
     std::uint64_t address = descriptor_.start;
@@ -90,15 +98,10 @@ class OperandReader {
     // The descriptor holds bits 4-17 of the shared address; the program's
     // shared memory starts on a 1024-byte boundary.
     const std::uint64_t base = reinterpret_cast<std::uintptr_t>(scheduler_.shared_memory()) & 0x3ffff;
-    const std::uint64_t offset = (address - base) & 0x3ffff;
-    if (offset + kElementBytes > scheduler_.shared_memory_bytes())
-      scheduler_.fault([&] {
-        return std::string("wgmma.mma_async: element (") + std::to_string(mn) + ", " + std::to_string(k) + ") of " +
-               operand_ + " (descriptor " + hex(bits_) + ") is at shared offset " + std::to_string(offset) +
-               ", past the program's " + std::to_string(scheduler_.shared_memory_bytes()) + " bytes";
-      });
+    const std::byte* element = scheduler_.shared_memory() + ((address - base) & 0x3ffff);
+    check_shared_access(element, kElementBytes, site_, nullptr);
     std::uint16_t bits;
-    std::memcpy(&bits, scheduler_.shared_memory() + offset, sizeof bits);
+    std::memcpy(&bits, element, sizeof bits);
     return bits;
   }
 
@@ -108,6 +111,7 @@ class OperandReader {
   Descriptor descriptor_;
   std::uint64_t bits_;
   bool mn_major_;
+  std::uint32_t site_;
 };
 
 float value_of(WgmmaInput input, std::uint16_t bits) {
@@ -146,12 +150,12 @@ void multiply(const std::array<void*, kThreadsPerWarpgroup>& threads) {
         }
     }
   } else {
-    const OperandReader a_reader(scheduler, "A", first.a_descriptor, shape.a_mn_major);
+    const OperandReader a_reader(scheduler, "A", first.a_descriptor, shape.a_mn_major, first.site);
     for (int m = 0; m < kRows; ++m)
       for (int k = 0; k < kDepth; ++k)
         a[static_cast<std::size_t>(m * kDepth + k)] = value_of(shape.input, a_reader.element(m, k));
   }
-  const OperandReader b_reader(scheduler, "B", first.b_descriptor, shape.b_mn_major);
+  const OperandReader b_reader(scheduler, "B", first.b_descriptor, shape.b_mn_major, first.site);
   for (int k = 0; k < kDepth; ++k)
     for (int n = 0; n < shape.n; ++n)
       b[static_cast<std::size_t>(k * shape.n + n)] = value_of(shape.input, b_reader.element(n, k));
@@ -172,13 +176,13 @@ void multiply(const std::array<void*, kThreadsPerWarpgroup>& threads) {
 }  // namespace
 
 void warpgroup_matrix_multiply(WgmmaShape shape, const std::uint32_t* a_fragment, std::uint64_t a_descriptor,
-                               std::uint64_t b_descriptor, bool scale_d, float* accumulator) {
+                               std::uint64_t b_descriptor, bool scale_d, float* accumulator, std::uint32_t site) {
   CtaScheduler& scheduler = CtaScheduler::current();
   CtaScheduler::WgmmaState& state = scheduler.wgmma_state();
   if (!state.fenced)
     scheduler.fault([] { return std::string("wgmma.mma_async without a wgmma.fence before it since the last wait"); });
   ++state.uncommitted;
-  WgmmaThread thread{shape, a_fragment, a_descriptor, b_descriptor, scale_d, accumulator};
+  WgmmaThread thread{shape, site, a_fragment, a_descriptor, b_descriptor, scale_d, accumulator};
   scheduler.warpgroup_exchange(&thread, &multiply);
 }
 

@@ -13,6 +13,8 @@ kiln_cli_test(softmax_check 0 "softmax rows=1000 cols=1111 f32 on cpu\n  check: 
   run softmax --rows 1000 --cols 1111 --check)
 kiln_cli_test(vector_add_check 0 "vector_add n=10000001 f32 on cpu\n  check: ${below_1e6} .* ok"
   run vector_add --n 10000001 --check)
+kiln_cli_test(matmul_on_emu_sm_90a 0 "on emu-sm_90a\n.*check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok"
+  run matmul --dtype bf16 --device emu-sm_90a --check)
 kiln_cli_test(softmax_f16_check 0 "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok" run softmax --rows 33 --cols 2049 --dtype f16 --check)
 kiln_cli_test(softmax_bf16_narrow_check 0 "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok" run softmax --rows 7 --cols 5 --dtype bf16 --check)
 kiln_cli_test(json 0 "^\\{.*\"check_error\":[0-9.e-]+.*\"device\":\"cpu\".*\"dtype\":\"f32\".*\"kernel\":\"vector_add\".*\"shape\":\\{\"n\":1000\\}.*\"throughput_gb_s\":[0-9.e+-]+.*\\}\n$"

@@ -5,7 +5,8 @@
 // 1 to 4 stages, operands stored along M or N (imm-trans set) as well as
 // along K, two warpgroups, two 64-row slices per warpgroup and N split into
 // two 256-column instructions; their PTX holds wgmma.mma_async. The emu
-// refuses a wgmma without its fence, and inline assembly it has no hook for.
+// refuses a wgmma without its fence, and inline assembly it has no hook for;
+// its reads of shared memory are checked for races like the threads' own.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -101,6 +102,70 @@ define ptx_kernel void @unfenced(ptr addrspace(1) %out) {
   const std::string message = kiln::emu_test::kernel_error([&] { kernel->launch(kl::Device::emu(), {1, 1, 1}, args); });
   EXPECT_NE(message.find("wgmma.mma_async without a wgmma.fence before it since the last wait"), std::string::npos)
       << message;
+}
+
+// Each of 128 threads stores 16 bytes of a 64 x 16 f16 tile at shared
+// offset 0 (A, K-major, 32-byte swizzle: descriptor mode 3, stride 256
+// bytes; its start is the array's shared address bits 4-17, as the code
+// generator computes it) and 16 bytes at 2048, where B (8 x 16, K-major)
+// starts; then, after `sync` (a barrier, or nothing), the warpgroup
+// multiplies them.
+std::string stored_then_multiplied(const std::string& sync) {
+  return R"(
+@kiln_shared = external addrspace(3) global [0 x i8], align 1024
+!kiln.shared_bytes = !{!0}
+!0 = !{i32 4096}
+define ptx_kernel void @stored_then_multiplied(ptr addrspace(1) %out) {
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %offset = mul i32 %tid, 16
+  %p = getelementptr i8, ptr addrspace(3) @kiln_shared, i32 %offset
+  store <4 x i32> <i32 15360, i32 15360, i32 15360, i32 15360>, ptr addrspace(3) %p
+  %q = getelementptr i8, ptr addrspace(3) %p, i32 2048
+  store <4 x i32> <i32 15360, i32 15360, i32 15360, i32 15360>, ptr addrspace(3) %q
+)" + sync +
+         R"(
+  call void asm sideeffect "wgmma.fence.sync.aligned;", "~{memory}"()
+  %address = ptrtoint ptr addrspace(3) @kiln_shared to i64
+  %start = lshr i64 %address, 4
+  %start_field = and i64 %start, 16383
+  %a = or i64 %start_field, -4611685949707845632
+  %b = add i64 %a, 128
+  %d = call { float, float, float, float } asm sideeffect "{\0A.reg .pred p;\0Asetp.ne.b32 p, $10, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, $8, $9, p, 1, 1, 0, 0;\0A}", "=f,=f,=f,=f,0,1,2,3,l,l,r"(float 0.0, float 0.0, float 0.0, float 0.0, i64 %a, i64 %b, i32 0)
+  call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()
+  call void asm sideeffect "wgmma.wait_group.sync.aligned 0;", "~{memory}"()
+  %x = extractvalue { float, float, float, float } %d, 0
+  %slot = getelementptr float, ptr addrspace(1) %out, i32 %tid
+  store float %x, ptr addrspace(1) %slot
+  ret void
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.barrier0()
+)";
+}
+
+// The tensor cores read what the threads stored: each 32-bit word holds
+// f16 1.0 (0x3c00) in its low half and 0 in its high half, so every row of
+// A and every column of B is 1, 0, 1, 0, … along K and each element of D
+// sums 8 products of 1.
+TEST(Wgmma, ReadsTheStoredTilesAfterABarrier) {
+  const auto kernel = kiln::emu_test::compile_nvvm(stored_then_multiplied("  call void @llvm.nvvm.barrier0()"),
+                                                   "stored_then_multiplied", "%0: ptr<f32>");
+  kl::Buffer<float> out = kl::Buffer<float>::from(std::vector<float>(128, -1.0f), kl::Device::emu());
+  const kiln::runtime::KernelArgument args[] = {kiln::emu_test::pointer_to(out, "out")};
+  EXPECT_EQ(kiln::emu_test::kernel_error([&] { kernel->launch(kl::Device::emu(), {1, 1, 1}, args); }), "");
+  EXPECT_EQ(out.to_host(), std::vector<float>(128, 8.0f));
+}
+
+// Without the barrier, the warpgroup's read of the tile races with the
+// other threads' stores: reported, as a GPU could read the tile half written.
+TEST(Wgmma, ReadingTilesStoredWithoutABarrierIsARace) {
+  const auto kernel =
+      kiln::emu_test::compile_nvvm(stored_then_multiplied(""), "stored_then_multiplied", "%0: ptr<f32>");
+  kl::Buffer<float> out = kl::Buffer<float>::from(std::vector<float>(128, -1.0f), kl::Device::emu());
+  const kiln::runtime::KernelArgument args[] = {kiln::emu_test::pointer_to(out, "out")};
+  const std::string message = kiln::emu_test::kernel_error([&] { kernel->launch(kl::Device::emu(), {1, 1, 1}, args); });
+  EXPECT_NE(message.find("shared-memory race"), std::string::npos) << message;
+  EXPECT_NE(message.find("wgmma.mma_async reads what thread"), std::string::npos) << message;
 }
 
 }  // namespace

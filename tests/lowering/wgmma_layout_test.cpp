@@ -79,6 +79,31 @@ TEST(WgmmaTile, CanonicalOffsetsAreRowsOfTheSwizzleWidthInBlocks) {
   EXPECT_THROW(wgmma_tile(DotOperand::b, 8, 8, 1, 2), std::invalid_argument);
 }
 
+/// The offset bases of a tile stored along its columns, written out as the
+/// swizzle atom's rule: the atom row's elements, then row r = 2^i XORs its
+/// chunk index with (r / per_phase) % max_phase (per_phase = 128 bytes /
+/// swizzle width, max_phase = swizzle width / 16 bytes), then the other
+/// rows, then the blocks of W columns.
+std::vector<LinearLayout::Basis> atom_rule_bases(std::int32_t rows, std::int32_t columns, int swizzle_bytes) {
+  const std::int32_t w = swizzle_bytes / 2, vec = 8, per_phase = 128 / swizzle_bytes, max_phase = swizzle_bytes / 16;
+  std::vector<LinearLayout::Basis> bases;
+  for (std::int32_t column = 1; column < w; column *= 2) bases.push_back({0, column});
+  for (std::int32_t row = 1; row < rows; row *= 2)
+    bases.push_back({row, row < 8 ? vec * ((row / per_phase) % max_phase) : 0});
+  for (std::int32_t column = w; column < columns; column *= 2) bases.push_back({0, column});
+  return bases;
+}
+
+TEST(WgmmaTile, EachSwizzleFollowsTheAtomRule) {
+  for (const auto& [rows, columns] : std::vector<std::pair<int, int>>{{64, 16}, {64, 32}, {32, 64}, {16, 128}}) {
+    const WgmmaTile tile = wgmma_tile(DotOperand::b, rows, columns, 1, 2);
+    std::vector<LinearLayout::Basis> bases;
+    for (int bit = 0; bit < tile.layout.in_dim_size_log2("offset"); ++bit)
+      bases.push_back(tile.layout.basis("offset", bit));
+    EXPECT_EQ(bases, atom_rule_bases(rows, columns, tile.swizzle_bytes)) << name(tile);
+  }
+}
+
 TEST(WgmmaTile, DescriptorsCarryTheStridesAndTheSwizzleMode) {
   const WgmmaTile b = wgmma_tile(DotOperand::b, 64, 128, 1, 2);
   const std::uint64_t fields = b.descriptor_fields();
