@@ -91,6 +91,8 @@ class AssemblyOnHooks {
 
   void replace_mma(llvm::CallInst* call, llvm::IRBuilder<>& builder, const std::smatch& match) {
     const unsigned n = static_cast<unsigned>(std::stoul(match[1]));
+    if (n < 8 || n > 256 || n % 8 != 0)
+      fail(kernel_, "wgmma.mma_async m64n" + std::to_string(n) + ": N is not a multiple of 8 from 8 to 256");
     const unsigned registers = n / 2;
     const bool a_in_registers = match[4].str().starts_with("{");
     const unsigned a_operands = a_in_registers ? 4 : 1;

@@ -9,7 +9,6 @@
 #include <array>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "cta_scheduler.hpp"
 #include "hooks.hpp"
@@ -22,6 +21,7 @@ namespace {
 
 constexpr int kRows = 64;
 constexpr int kDepth = 16;
+constexpr int kMaxColumns = 256;
 constexpr int kElementBytes = 2;
 
 /// One thread's part of the instruction.
@@ -135,7 +135,10 @@ void multiply(const std::array<void*, kThreadsPerWarpgroup>& threads) {
       });
   }
   const WgmmaShape shape = first.shape;
-  std::vector<double> a(kRows * kDepth), b(static_cast<std::size_t>(kDepth * shape.n));
+  // On the fiber's stack, not the heap: a fault while reading (a race, a
+  // read out of bounds) abandons this frame without unwinding it.
+  std::array<double, kRows * kDepth> a{};
+  std::array<double, kDepth * kMaxColumns> b{};
   if (first.a_fragment) {
     // Register r of thread (warp, lane) holds row 16 warp + lane / 4 + 8 (r & 1),
     // columns 2 (lane % 4) + 8 (r >> 1) + {0, 1}, the first in the low half.

@@ -9,6 +9,7 @@
 // its reads of shared memory are checked for races like the threads' own.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ namespace {
 namespace kl = kiln;
 using kiln::emu_test::describe;
 using kiln::emu_test::MatmulCase;
+using kiln::emu_test::P;
 
 template <class T, int BM, int BN, int BK, bool A_ALONG_M = false, bool B_ALONG_K = false>
 void expect_products(const MatmulCase& c, const char* dtype, bool check_flags = true) {
@@ -102,6 +104,65 @@ define ptx_kernel void @unfenced(ptr addrspace(1) %out) {
   const std::string message = kiln::emu_test::kernel_error([&] { kernel->launch(kl::Device::emu(), {1, 1, 1}, args); });
   EXPECT_NE(message.find("wgmma.mma_async without a wgmma.fence before it since the last wait"), std::string::npos)
       << message;
+}
+
+// C = A @ B and, from the same tiles of A, the sums of A's rows: A's load
+// has a reader besides the dot, so the pipeliner leaves it a load (only B
+// goes through a ring) and the wgmma dot stages it itself.
+template <int BM, int BN, int BK>
+void matmul_and_row_sums(P<kl::half> a, P<kl::half> b, P<float> c, P<float> sums, kl::i32 m, kl::i32 n, kl::i32 k) {
+  auto rows = kl::expand_dims<1>(kl::program_id(0) * BM + kl::arange<BM>());
+  auto cols = kl::expand_dims<0>(kl::arange<BN>());
+  auto k_across = kl::expand_dims<0>(kl::arange<BK>());
+  auto k_down = kl::expand_dims<1>(kl::arange<BK>());
+  kl::Var acc = kl::zeros<kl::f32, BM, BN>();
+  kl::Var row_sums = kl::zeros<kl::f32, BM>();
+  for (auto k0 : kl::range(0, k, BK)) {
+    auto ta = kl::load(a + rows * k + (k0 + k_across), (rows < m) & (k0 + k_across < k));
+    auto tb = kl::load(b + (k0 + k_down) * n + cols, (k0 + k_down < k) & (cols < n));
+    acc = kl::dot(ta, tb, acc);
+    row_sums = row_sums + kl::sum(kl::cast<kl::f32>(ta), kl::axis<1>);
+  }
+  kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
+  kl::store(sums + kl::program_id(0) * BM + kl::arange<BM>(), row_sums, kl::program_id(0) * BM + kl::arange<BM>() < m);
+}
+
+TEST(Wgmma, AnOperandWithAnotherReaderIsStagedByTheDot) {
+  constexpr int m = 64, n = 64, k = 96;
+  const auto a = kiln::emu_test::random_inputs<kl::half>(m * k, 3);
+  const auto b = kiln::emu_test::random_inputs<kl::half>(k * n, 4);
+  const kl::Device device = kl::Device::emu_sm90a();
+  auto ba = kl::Buffer<kl::half>::from(a, device), bb = kl::Buffer<kl::half>::from(b, device);
+  auto c = kl::Buffer<float>::from(std::vector<float>(m * n, 0.0f), device);
+  auto sums = kl::Buffer<float>::from(std::vector<float>(m, 0.0f), device);
+  kl::CompileOptions options;
+  options.num_stages = 3;
+  const auto compiled = kl::compile<matmul_and_row_sums<64, 64, 32>>(options);
+  int rings = 0;
+  kiln::ir::walk(compiled.program().optimized().body,
+                 [&](kiln::ir::Operation& op) { rings += op.code == kiln::ir::OpCode::local_alloc; });
+  EXPECT_EQ(rings, 1) << "B alone is pipelined";
+  compiled.launch(kl::Grid(1), ba, bb, c, sums, m, n, k);
+  const std::vector<float> got = c.to_host(), got_sums = sums.to_host();
+  const double gamma = k * 0x1p-24 / (1 - k * 0x1p-24);
+  for (int i = 0; i < m; ++i) {
+    double row_sum = 0, row_magnitude = 0;
+    for (int kk = 0; kk < k; ++kk) {
+      row_sum += static_cast<double>(a[static_cast<std::size_t>(i * k + kk)]);
+      row_magnitude += std::abs(static_cast<double>(a[static_cast<std::size_t>(i * k + kk)]));
+    }
+    EXPECT_NEAR(got_sums[static_cast<std::size_t>(i)], row_sum, gamma * row_magnitude) << "row " << i;
+    for (int j = 0; j < n; ++j) {
+      double sum = 0, magnitude = 0;
+      for (int kk = 0; kk < k; ++kk) {
+        const double product = static_cast<double>(a[static_cast<std::size_t>(i * k + kk)]) *
+                               static_cast<double>(b[static_cast<std::size_t>(kk * n + j)]);
+        sum += product;
+        magnitude += std::abs(product);
+      }
+      EXPECT_NEAR(got[static_cast<std::size_t>(i * n + j)], sum, gamma * magnitude) << "c[" << i << "][" << j << "]";
+    }
+  }
 }
 
 // Each of 128 threads stores 16 bytes of a 64 x 16 f16 tile at shared
