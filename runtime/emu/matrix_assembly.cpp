@@ -1,10 +1,10 @@
 // The matrix instructions' inline assembly on the emu's hooks
-// (matrix_assembly.hpp). The
-// accumulator registers of wgmma.mma_async are its first N / 2 operands
-// (tied to its N / 2 results), then A (its descriptor, or its four fragment
-// registers), B's descriptor and the scale-d value, as codegen_wgmma.cpp
-// emits them; fp8 mma.sync takes A (4 registers), B (2) and C (4, tied to
-// its 4 results), as codegen_dot.cpp emits it.
+// (matrix_assembly.hpp). The accumulator registers of wgmma.mma_async are
+// its first N / 2 operands (tied to its N / 2 results), then A (its
+// descriptor, or its four fragment registers), B's descriptor and the
+// scale-d value, as codegen_wgmma.cpp emits them; fp8 mma.sync takes A (4
+// registers), B (2) and C (4, tied to its 4 results), as codegen_dot.cpp
+// emits it.
 #include "matrix_assembly.hpp"
 
 #include <llvm/IR/IRBuilder.h>
