@@ -144,9 +144,17 @@ Hash128 stable_hash128(std::string_view bytes) {
 
 std::string_view kiln_version() { return KILN_VERSION; }
 
+/// The code generators' revision, a part of every key: raised whenever the
+/// code kiln generates for the same kernel, target and options changes (3:
+/// wgmma and fp8 mma.sync), since the version number does not, so that a
+/// disk cache filled by an older build is not reused.
+constexpr int kCodeGeneratorRevision = 3;
+
 std::string CacheKey::text() const {
   std::string text = "kiln compile cache key\n";
+  const std::string revision = std::to_string(kCodeGeneratorRevision);
   for (auto [name, value] : {std::pair<const char*, const std::string*>{"version", &version},
+                             {"codegen", &revision},
                              {"target", &target},
                              {"options", &options},
                              {"ir", &ir}})

@@ -107,6 +107,10 @@ TEST(CacheKeyText, PartsAreUnambiguous) {
   EXPECT_NE(a.hash(), b.hash());
   EXPECT_EQ(sample_key().version, std::string(kiln_version()));
   EXPECT_FALSE(kiln_version().empty());
+  // The code generators' revision is a part of its own, after the version.
+  const std::string text = sample_key().text();
+  EXPECT_LT(text.find("\nversion "), text.find("\ncodegen ")) << text;
+  EXPECT_LT(text.find("\ncodegen "), text.find("\ntarget ")) << text;
 }
 
 TEST_F(CompileCacheTest, MissThenMemoryHit) {
