@@ -37,16 +37,22 @@ std::array<float, 2> pair_of(MmaInput input, std::uint32_t bits) {
   return {half_value(bits), half_value(bits >> 16)};
 }
 
-/// The four fp8 elements of a register, lowest byte first.
-std::array<float, 4> fp8_quad(MmaInput input, std::uint32_t bits) {
-  std::array<float, 4> quad{};
-  for (int e = 0; e < 4; ++e) {
-    const auto byte = static_cast<std::uint8_t>(bits >> (8 * e));
-    quad[static_cast<std::size_t>(e)] = input == MmaInput::e5m2
-                                            ? static_cast<float>(kiln::float8_e5m2::from_bits(byte))
-                                            : static_cast<float>(kiln::float8_e4m3::from_bits(byte));
-  }
-  return quad;
+/// Scatters a lane's 8-bit m16n8k32 fragments (s8, e4m3, e5m2; each
+/// register's lowest byte first) into A (16 x 32) and B (32 x 8), each
+/// element through `value`: register r of A holds row g + 8 (r & 1), columns
+/// 4t + 16 (r >> 1) + {0..3}; register r of B holds rows 4t + 16 r + {0..3}
+/// of column g.
+template <class T, class Value>
+void scatter_8_bit(int lane, const std::uint32_t* a_registers, const std::uint32_t* b_registers, T (&a)[kRows][32],
+                   T (&b)[32][kColumns], Value value) {
+  const int group = lane / 4, thread_in_group = lane % 4;
+  for (int r = 0; r < 4; ++r)
+    for (int e = 0; e < 4; ++e)
+      a[group + 8 * (r & 1)][4 * thread_in_group + 16 * (r >> 1) + e] =
+          value(static_cast<std::uint8_t>(a_registers[r] >> (8 * e)));
+  for (int r = 0; r < 2; ++r)
+    for (int e = 0; e < 4; ++e)
+      b[4 * thread_in_group + 16 * r + e][group] = value(static_cast<std::uint8_t>(b_registers[r] >> (8 * e)));
 }
 
 void multiply(const std::array<void*, 32>& lanes) {
@@ -58,17 +64,10 @@ void multiply(const std::array<void*, 32>& lanes) {
     const auto& mine = *static_cast<const MmaLane*>(lanes[static_cast<std::size_t>(lane)]);
     const int group = lane / 4, thread_in_group = lane % 4;
     if (fp8) {
-      // As s8: register r of A holds row g + 8 (r & 1), columns 4t + 16 (r >> 1) + {0..3};
-      // register r of B holds rows 4t + 16 r + {0..3} of column g.
-      for (int r = 0; r < 4; ++r) {
-        const auto quad = fp8_quad(input, mine.a[r]);
-        for (int e = 0; e < 4; ++e)
-          a[group + 8 * (r & 1)][4 * thread_in_group + 16 * (r >> 1) + e] = quad[static_cast<std::size_t>(e)];
-      }
-      for (int r = 0; r < 2; ++r) {
-        const auto quad = fp8_quad(input, mine.b[r]);
-        for (int e = 0; e < 4; ++e) b[4 * thread_in_group + 16 * r + e][group] = quad[static_cast<std::size_t>(e)];
-      }
+      scatter_8_bit(lane, mine.a, mine.b, a, b, [input](std::uint8_t bits) {
+        return input == MmaInput::e5m2 ? static_cast<double>(kiln::float8_e5m2::from_bits(bits))
+                                       : static_cast<double>(kiln::float8_e4m3::from_bits(bits));
+      });
     } else if (input == MmaInput::tf32) {
       // a0: (g, t), a1: (g + 8, t), a2: (g, t + 4), a3: (g + 8, t + 4); b0: (t, g), b1: (t + 4, g).
       for (int r = 0; r < 4; ++r) a[group + 8 * (r & 1)][thread_in_group + 4 * (r >> 1)] = tf32_value(mine.a[r]);
@@ -113,18 +112,11 @@ struct IntegerMmaLane {
 void multiply_integers(const std::array<void*, 32>& lanes) {
   constexpr int kDepth = 32;
   std::int32_t a[kRows][kDepth] = {}, b[kDepth][kColumns] = {}, c[kRows][kColumns] = {};
-  auto byte = [](std::uint32_t bits, int e) {
-    return static_cast<std::int32_t>(static_cast<std::int8_t>(bits >> (8 * e)));
-  };
   for (int lane = 0; lane < 32; ++lane) {
     const auto& mine = *static_cast<const IntegerMmaLane*>(lanes[static_cast<std::size_t>(lane)]);
     const int group = lane / 4, thread_in_group = lane % 4;
-    // Register r of A holds row g + 8 (r & 1), columns 4t + 16 (r >> 1) + {0..3};
-    // register r of B holds rows 4t + 16 r + {0..3} of column g.
-    for (int r = 0; r < 4; ++r)
-      for (int e = 0; e < 4; ++e) a[group + 8 * (r & 1)][4 * thread_in_group + 16 * (r >> 1) + e] = byte(mine.a[r], e);
-    for (int r = 0; r < 2; ++r)
-      for (int e = 0; e < 4; ++e) b[4 * thread_in_group + 16 * r + e][group] = byte(mine.b[r], e);
+    scatter_8_bit(lane, mine.a, mine.b, a, b,
+                  [](std::uint8_t bits) { return static_cast<std::int32_t>(static_cast<std::int8_t>(bits)); });
     for (int i = 0; i < 4; ++i) c[group + 8 * (i >> 1)][2 * thread_in_group + (i & 1)] = mine.c[i];
   }
   for (int lane = 0; lane < 32; ++lane) {
