@@ -37,8 +37,10 @@ std::optional<LinearLayout> common_fragment_layout(const ir::Function& fn, const
   return fragment;
 }
 
-/// The operand the ring's slots are, when every reader is a wgmma dot
-/// taking them as that same operand; none otherwise.
+/// The operand the ring's slots are to their first reader, when every
+/// reader is a wgmma dot (a wgmma tile's layout does not depend on which
+/// operand it is, so a tile that is both operands of its dot is one tile);
+/// none otherwise.
 std::optional<DotOperand> wgmma_operand(const ir::Function& fn, const ir::Value& ring, const GpuTarget& target) {
   std::optional<DotOperand> taken_as;
   for (const auto& [load, index] : uses_of(fn, ring)) {
@@ -46,9 +48,7 @@ std::optional<DotOperand> wgmma_operand(const ir::Function& fn, const ir::Value&
     for (const auto& [user, operand] : uses_of(fn, *load->result())) {
       if (user->code != ir::OpCode::dot || !reads_shared_slot(*user, operand) || !dot_uses_wgmma(*user, target))
         return std::nullopt;
-      const DotOperand which = operand == 0 ? DotOperand::a : DotOperand::b;
-      if (taken_as && *taken_as != which) return std::nullopt;
-      taken_as = which;
+      if (!taken_as) taken_as = operand == 0 ? DotOperand::a : DotOperand::b;
     }
   }
   return taken_as;

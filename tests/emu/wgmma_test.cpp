@@ -165,6 +165,46 @@ TEST(Wgmma, AnOperandWithAnotherReaderIsStagedByTheDot) {
   }
 }
 
+// The sum over k0 of T_k0 @ T_k0 for the 64 x 64 tiles T_k0 of x (64 x
+// 64·tiles): one loaded tile is both operands of its dot, so its ring slot
+// has two readers in different roles.
+void squares(P<kl::half> x, P<float> c, kl::i32 tiles) {
+  auto rows = kl::expand_dims<1>(kl::arange<64>());
+  auto cols = kl::expand_dims<0>(kl::arange<64>());
+  kl::Var acc = kl::zeros<kl::f32, 64, 64>();
+  for (auto t : kl::range(0, tiles)) {
+    auto tile = kl::load(x + rows * (64 * tiles) + t * 64 + cols);
+    acc = kl::dot(tile, tile, acc);
+  }
+  kl::store(c + rows * 64 + cols, acc);
+}
+
+TEST(Wgmma, ATileThatIsBothOperandsOfItsDot) {
+  constexpr int tiles = 5;
+  const auto x = kiln::emu_test::random_inputs<kl::half>(64 * 64 * tiles, 9);
+  const kl::Device device = kl::Device::emu_sm90a();
+  auto bx = kl::Buffer<kl::half>::from(x, device);
+  auto c = kl::Buffer<float>::from(std::vector<float>(64 * 64, 0.0f), device);
+  kl::CompileOptions options;
+  options.num_stages = 3;
+  kl::compile<squares>(options).launch(kl::Grid(1), bx, c, tiles);
+  const std::vector<float> got = c.to_host();
+  auto at = [&](int t, int i, int j) {
+    return static_cast<double>(x[static_cast<std::size_t>(i * 64 * tiles + t * 64 + j)]);
+  };
+  const double gamma = 64 * tiles * 0x1p-24 / (1 - 64 * tiles * 0x1p-24);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 64; ++j) {
+      double sum = 0, magnitude = 0;
+      for (int t = 0; t < tiles; ++t)
+        for (int kk = 0; kk < 64; ++kk) {
+          sum += at(t, i, kk) * at(t, kk, j);
+          magnitude += std::abs(at(t, i, kk) * at(t, kk, j));
+        }
+      EXPECT_NEAR(got[static_cast<std::size_t>(i * 64 + j)], sum, gamma * magnitude) << "c[" << i << "][" << j << "]";
+    }
+}
+
 // Each of 128 threads stores 16 bytes of a 64 x 16 f16 tile at shared
 // offset 0 (A, K-major, 32-byte swizzle: descriptor mode 3, stride 256
 // bytes; its start is the array's shared address bits 4-17, as the code
