@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "kiln/lowering/dot_layout.hpp"
 #include "kiln/lowering/ring_lifetimes.hpp"
@@ -19,20 +20,32 @@ namespace kiln::lowering {
 
 namespace {
 
-/// The layout the ring's slots are read in by every reader, when all are
-/// tensor-core dots taking it as the same operand; none otherwise.
-std::optional<LinearLayout> common_fragment_layout(const ir::Function& fn, const ir::Value& ring,
-                                                   const GpuTarget& target) {
-  std::optional<LinearLayout> fragment;
+/// A dot reading a ring's slot: the op and the operand index (0: a, 1: b).
+using SlotReader = std::pair<const ir::Operation*, int>;
+
+/// Every dot reading the ring's slots, or none when some reader of a slot
+/// is not a dot taking it as a or b.
+std::optional<std::vector<SlotReader>> dot_readers(const ir::Function& fn, const ir::Value& ring) {
+  std::vector<SlotReader> readers;
   for (const auto& [load, index] : uses_of(fn, ring)) {
     if (load->code != ir::OpCode::local_load) continue;
     for (const auto& [user, operand] : uses_of(fn, *load->result())) {
-      if (user->code != ir::OpCode::dot || !reads_shared_slot(*user, operand) || !dot_uses_tensor_cores(*user, target))
-        return std::nullopt;
-      LinearLayout needed = dot_fragment_layout(*user, operand == 0 ? DotOperand::a : DotOperand::b, target.num_warps);
-      if (fragment && *fragment != needed) return std::nullopt;
-      fragment = std::move(needed);
+      if (user->code != ir::OpCode::dot || !reads_shared_slot(*user, operand)) return std::nullopt;
+      readers.emplace_back(user, operand);
     }
+  }
+  return readers;
+}
+
+/// The layout the ring's slots are read in by every reader, when all are
+/// tensor-core dots taking it as the same operand; none otherwise.
+std::optional<LinearLayout> common_fragment_layout(const std::vector<SlotReader>& readers, const GpuTarget& target) {
+  std::optional<LinearLayout> fragment;
+  for (const auto& [dot, operand] : readers) {
+    if (!dot_uses_tensor_cores(*dot, target)) return std::nullopt;
+    LinearLayout needed = dot_fragment_layout(*dot, operand == 0 ? DotOperand::a : DotOperand::b, target.num_warps);
+    if (fragment && *fragment != needed) return std::nullopt;
+    fragment = std::move(needed);
   }
   return fragment;
 }
@@ -41,17 +54,11 @@ std::optional<LinearLayout> common_fragment_layout(const ir::Function& fn, const
 /// reader is a wgmma dot (a wgmma tile's layout does not depend on which
 /// operand it is, so a tile that is both operands of its dot is one tile);
 /// none otherwise.
-std::optional<DotOperand> wgmma_operand(const ir::Function& fn, const ir::Value& ring, const GpuTarget& target) {
-  std::optional<DotOperand> taken_as;
-  for (const auto& [load, index] : uses_of(fn, ring)) {
-    if (load->code != ir::OpCode::local_load) continue;
-    for (const auto& [user, operand] : uses_of(fn, *load->result())) {
-      if (user->code != ir::OpCode::dot || !reads_shared_slot(*user, operand) || !dot_uses_wgmma(*user, target))
-        return std::nullopt;
-      if (!taken_as) taken_as = operand == 0 ? DotOperand::a : DotOperand::b;
-    }
-  }
-  return taken_as;
+std::optional<DotOperand> wgmma_operand(const std::vector<SlotReader>& readers, const GpuTarget& target) {
+  for (const auto& [dot, operand] : readers)
+    if (!dot_uses_wgmma(*dot, target)) return std::nullopt;
+  if (readers.empty()) return std::nullopt;
+  return readers.front().second == 0 ? DotOperand::a : DotOperand::b;
 }
 
 /// The layout async_copy writes the ring from: its first copy's pointers'.
@@ -69,9 +76,12 @@ SharedRingPlan plan_ring(const ir::Function& fn, const ir::Value& ring, const La
   plan.stages = static_cast<int>(ring.type.shape[0]);
   plan.element_bytes = ir::dtype_bytes(ring.type.dtype);
   const LinearLayout* writer = copy_layout(fn, ring, layouts);
-  const std::optional<LinearLayout> reader = common_fragment_layout(fn, ring, target);
+  const std::optional<std::vector<SlotReader>> readers = dot_readers(fn, ring);
+  const std::optional<LinearLayout> reader =
+      readers ? common_fragment_layout(*readers, target) : std::optional<LinearLayout>();
   std::uint64_t alignment = kRingSlotAlignment;
-  if (const auto operand = wgmma_operand(fn, ring, target); writer && operand && slot_shape.size() == 2) {
+  const std::optional<DotOperand> operand = readers ? wgmma_operand(*readers, target) : std::nullopt;
+  if (writer && operand && slot_shape.size() == 2) {
     const WgmmaTile tile =
         wgmma_tile(*operand, slot_shape[0], slot_shape[1], contiguous_dim_of(*writer), plan.element_bytes);
     plan.layout = tile.layout;
