@@ -34,10 +34,10 @@ unit_targets=(kiln_unit_tests kiln_lowering_tests kiln_capi_tests)
 # The emu slice: fibers, barriers, warp collectives and faults (Fibers),
 # cp.async and its bounds faults (AsyncCopy, EmuPipeline), mma.sync (Mma),
 # whole kernels and an out-of-bounds store (EmuKernels), wgmma and fp8
-# mma.sync (Wgmma, Fp8Mma), and ldmatrix, mma.sync and cp.async rings in the
-# dot products, matmuls and attention of the correctness binaries on emu,
-# and wgmma in them on emu-sm_90a.
-emu_slice='^(Fibers|AsyncCopy|SharedChecks|EmuPipeline|Mma|EmuKernels|Wgmma|Fp8Mma)\.|^emu\.(Dot|TiledMatmul|PipelinedDot|Matmul|Attention)\.|^emu90\.(PipelinedDot|Matmul|Attention)\.'
+# mma.sync (Wgmma, Wgmma8Bit, Fp8Mma), and ldmatrix, mma.sync and cp.async
+# rings in the dot products, matmuls and attention of the correctness
+# binaries on emu, and wgmma in them on emu-sm_90a.
+emu_slice='^(Fibers|AsyncCopy|SharedChecks|EmuPipeline|Mma|EmuKernels|Wgmma|Wgmma8Bit|Fp8Mma)\.|^emu\.(Dot|TiledMatmul|PipelinedDot|Matmul|Attention)\.|^emu90\.(PipelinedDot|Matmul|Attention)\.'
 # The correctness tests whose programs share memory across host threads:
 # atomics and locks, reductions and dot products, loads, stores, random.
 parallel_slice='^(AtomicRmw|AtomicCas|Lock|Reduce|Dot|PipelinedDot|LoadStore|Random)\.'

@@ -433,7 +433,7 @@ class LayoutAssignment {
         if (lives_in != needed) layouts.add_conversion(*op, LayoutConversion{value, lives_in, std::move(needed)});
       };
       // A wgmma dot stores b into shared memory from where it lives.
-      const bool b_from_shared = dot_uses_wgmma(*op, target_);
+      const bool b_from_shared = dot_uses_wgmma(fn_, *op, target_, axes_);
       for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}})
         if (!reads_shared_slot(*op, index) && !(index == 1 && b_from_shared))
           need(op->operands[index], tensor_cores ? dot_fragment_layout(*op, operand, num_warps_)

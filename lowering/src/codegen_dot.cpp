@@ -117,7 +117,7 @@ class DotLowering {
 
     const LinearLayout& result = cg_.layouts.at(*op_.result());
     const Registers acc_values = accumulator(result);
-    if (dot_uses_wgmma(op_, cg_.target)) {
+    if (dot_uses_wgmma(cg_.fn, op_, cg_.target, cg_.axes)) {
       emit_wgmma_dot(cg_, op_, acc_values);
       return;
     }

@@ -45,7 +45,7 @@ llvm::Value* ring_slot_offset(KernelCodegen& cg, const SharedRing& ring, const i
 }
 
 void place_shared_rings(KernelCodegen& cg) {
-  const SharedRings planned = plan_shared_rings(cg.fn, cg.layouts, cg.target);
+  const SharedRings planned = plan_shared_rings(cg.fn, cg.axes, cg.layouts, cg.target);
   for (const SharedRingPlan& plan : planned.rings) {
     SharedRing ring;
     ring.memory_type = cg.memory_type(plan.ring->type.element(), *plan.ring->def);

@@ -13,10 +13,12 @@
 // from the layout it lives in, then every thread fences its writes for the
 // async proxy and waits at a barrier. Then wgmma.fence, one
 // wgmma.mma_async per 64-row slice of the warpgroup, 256-column chunk of N
-// and 16-deep step of K (in increasing k), one commit, and a wait for the
+// and 32-byte step of K (in increasing k), one commit, and a wait for the
 // group that passes every accumulator register through it, so that no use
-// of the results moves above it. The PTX is inline assembly (LLVM 19 has
-// no wgmma intrinsics); the emu runs the same assembly through its hooks.
+// of the results moves above it. 8-bit inputs (s8 into s32, e4m3 and e5m2
+// into f32) take 32 of K per instruction and are read K-major only. The
+// PTX is inline assembly (LLVM 19 has no wgmma intrinsics); the emu runs
+// the same assembly through its hooks.
 #include <llvm/IR/InlineAsm.h>
 
 #include <algorithm>
@@ -32,6 +34,16 @@ namespace kiln::lowering {
 namespace {
 
 using Registers = std::vector<llvm::Value*>;
+
+/// The PTX type wgmma names `dtype` by.
+std::string wgmma_type_name(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::i8: return "s8";
+    case ir::DType::f8e4m3: return "e4m3";
+    case ir::DType::f8e5m2: return "e5m2";
+    default: return std::string(ir::dtype_name(dtype));
+  }
+}
 
 /// One operand's tile in shared memory: its canonical layout and the shared
 /// address (i32) of its first element.
@@ -61,6 +73,8 @@ class WgmmaLowering {
 
     const std::int64_t m_size = op_.operands[0]->type.shape[0], n_size = op_.operands[1]->type.shape[1];
     const std::int64_t k_size = op_.operands[0]->type.shape[1];
+    const int element_bytes = static_cast<int>(ir::dtype_bytes(op_.operands[0]->type.dtype));
+    const std::int64_t k_depth = kWgmmaDepthBytes / element_bytes;
     const std::int64_t warpgroups = cg_.target.num_warps / kWarpsPerWarpgroup;
     const std::int64_t m_tiles = m_size / (kWgmmaRows * warpgroups);
     const std::int64_t n_chunk = std::min<std::int64_t>(n_size, kWgmmaMaxColumns);
@@ -76,7 +90,7 @@ class WgmmaLowering {
       a_descriptor = descriptor(a.tile, a_address);
     }
     llvm::Value* b_descriptor = descriptor(b.tile, b.address);
-    const std::int64_t k_steps = k_size / 16;
+    const std::int64_t k_steps = k_size / k_depth;
     for (std::int64_t mi = 0; mi < m_tiles; ++mi)
       for (std::int64_t n0 = 0; n0 < n_size; n0 += n_chunk) {
         const std::size_t first = static_cast<std::size_t>(mi * slice_registers + n0 / 2);
@@ -84,7 +98,7 @@ class WgmmaLowering {
             accumulator.begin() + static_cast<std::ptrdiff_t>(first),
             accumulator.begin() + static_cast<std::ptrdiff_t>(first + static_cast<std::size_t>(chunk_registers)));
         for (std::int64_t ki = 0; ki < k_steps; ++ki) {
-          const std::int64_t k0 = 16 * ki;
+          const std::int64_t k0 = k_depth * ki;
           llvm::Value* b_step = advance(b_descriptor, b.tile.unswizzled_offset(k0, n0) * b.tile.element_bytes);
           if (a_fragment) {
             // Fragment registers 8 (ki + k_steps mi) onwards, two per 32-bit register.
@@ -110,9 +124,11 @@ class WgmmaLowering {
 
  private:
   /// a's registers in the mma.sync A fragment layout, when it lives there
-  /// or gets there inside each thread (and is not in a ring slot).
+  /// or gets there inside each thread (and is not in a ring slot); 16-bit
+  /// inputs only (an accumulator does not reach the 8-bit fragments, whose
+  /// four columns a thread holds, without leaving its thread).
   std::optional<Registers> a_in_registers() {
-    if (reads_shared_slot(op_, 0)) return std::nullopt;
+    if (reads_shared_slot(op_, 0) || wgmma_reads_only_k_major(op_.operands[0]->type.dtype)) return std::nullopt;
     const ir::Value& value = *op_.operands[0];
     const LinearLayout needed = dot_fragment_layout(op_, DotOperand::a, cg_.target.num_warps);
     const LinearLayout& lives_in = cg_.layouts.at(value);
@@ -149,8 +165,8 @@ class WgmmaLowering {
       return {*tile, address_of(b_.CreateGEP(memory_type, slot.ring->base, slot.element_offset))};
     }
     const LinearLayout& lives_in = cg_.layouts.at(value);
-    WgmmaTile tile =
-        wgmma_tile(which, value.type.shape[0], value.type.shape[1], contiguous_dim_of(lives_in), element_bytes);
+    WgmmaTile tile = wgmma_tile(which, value.type.shape[0], value.type.shape[1],
+                                wgmma_contiguous_dim(op_, which, contiguous_dim_of(lives_in)), element_bytes);
     llvm::Value* base = scratch_.take(tile.bytes(), tile.alignment());
     SharedTile(cg_, lives_in, tile.layout, memory_type, base)
         .store(cg_.values_of(value, static_cast<std::size_t>(lives_in.in_dim_size("register")), op_));
@@ -173,17 +189,25 @@ class WgmmaLowering {
     return bytes == 0 ? descriptor : b_.CreateAdd(descriptor, b_.getInt64(static_cast<std::uint64_t>(bytes >> 4)));
   }
 
-  /// d += a x b for one 64 x n x 16 step: wgmma.mma_async with the
+  /// d += a x b for one 64 x n x k_depth step: wgmma.mma_async with the
   /// accumulator registers tied in and out, scale-d true; `a` is its
   /// descriptor (with `a_tile`, its tile) or its four fragment registers.
+  /// Floating-point inputs take imm-scale-a and imm-scale-b (1), f16 and
+  /// bf16 the imm-trans flags too (imm-trans-a only from shared memory).
   Registers mma_async(const Registers& d, const Registers& a, llvm::Value* b_descriptor, const WgmmaTile& b,
                       std::int64_t n, const WgmmaTile* a_tile = nullptr) {
     const std::size_t count = d.size();
-    const std::string type = op_.operands[0]->type.dtype == ir::DType::bf16 ? "bf16" : "f16";
+    const ir::DType input = op_.operands[0]->type.dtype;
+    const bool k_major_only = wgmma_reads_only_k_major(input);
+    if (k_major_only && (b.mn_major() || (a_tile && a_tile->mn_major())))
+      throw InternalError("dot: a tile of " + std::string(ir::dtype_name(input)) +
+                          " is not K-major, as wgmma reads it (" + op_place(op_) + ")");
+    const std::string type = wgmma_type_name(input);
+    const std::string accumulator_type = ir::is_float(input) ? "f32" : "s32";
     std::string registers, constraints;
     for (std::size_t r = 0; r < count; ++r) {
       registers += (r ? ", $" : "$") + std::to_string(r);
-      constraints += "=f,";
+      constraints += accumulator_constraint() + ",";
     }
     for (std::size_t r = 0; r < count; ++r) constraints += std::to_string(r) + ",";
     std::size_t next = 2 * count;
@@ -200,11 +224,15 @@ class WgmmaLowering {
     }
     const std::string b_operand = "$" + std::to_string(next++);
     constraints += "l,r";
-    const std::string trans = a_tile ? std::string(a_tile->mn_major() ? "1" : "0") + ", " : "";
-    const std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(next) +
-                             ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." +
-                             type + " {" + registers + "}, " + a_operand + ", " + b_operand + ", p, 1, 1, " + trans +
-                             (b.mn_major() ? "1" : "0") + ";\n}";
+    std::string immediates = ir::is_float(input) ? ", 1, 1" : "";
+    if (!k_major_only) {
+      if (a_tile) immediates += a_tile->mn_major() ? ", 1" : ", 0";
+      immediates += b.mn_major() ? ", 1" : ", 0";
+    }
+    const std::string text =
+        "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(next) + ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+        std::to_string(n) + "k" + std::to_string(kWgmmaDepthBytes / ir::dtype_bytes(input)) + "." + accumulator_type +
+        "." + type + "." + type + " {" + registers + "}, " + a_operand + ", " + b_operand + ", p" + immediates + ";\n}";
     std::vector<llvm::Value*> arguments = d;
     arguments.insert(arguments.end(), a.begin(), a.end());
     arguments.push_back(b_descriptor);
@@ -215,7 +243,7 @@ class WgmmaLowering {
   /// wgmma.wait_group 0, every accumulator register passed through it.
   Registers wait(const Registers& accumulator) {
     std::string constraints;
-    for (std::size_t r = 0; r < accumulator.size(); ++r) constraints += "=f,";
+    for (std::size_t r = 0; r < accumulator.size(); ++r) constraints += accumulator_constraint() + ",";
     for (std::size_t r = 0; r < accumulator.size(); ++r)
       constraints += std::to_string(r) + (r + 1 < accumulator.size() ? "," : "");
     return unpack(
@@ -223,8 +251,16 @@ class WgmmaLowering {
         accumulator.size());
   }
 
+  /// The accumulator registers' type: f32, or i32 for s8 inputs.
+  llvm::Type* accumulator_type() const {
+    return ir::is_float(op_.operands[0]->type.dtype) ? b_.getFloatTy() : b_.getInt32Ty();
+  }
+
+  /// The inline-asm constraint of an accumulator register.
+  std::string accumulator_constraint() const { return ir::is_float(op_.operands[0]->type.dtype) ? "=f" : "=r"; }
+
   llvm::StructType* struct_of(std::size_t count) {
-    return llvm::StructType::get(cg_.context, std::vector<llvm::Type*>(count, b_.getFloatTy()));
+    return llvm::StructType::get(cg_.context, std::vector<llvm::Type*>(count, accumulator_type()));
   }
 
   Registers unpack(llvm::Value* result, std::size_t count) {

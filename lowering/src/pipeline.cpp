@@ -61,7 +61,8 @@ std::string describe_axes(const ir::Function& fn, const AxisInfoMap& axes) {
   return out.str();
 }
 
-std::string describe_layouts(const ir::Function& fn, const LayoutMap& layouts, const GpuTarget& target) {
+std::string describe_layouts(const ir::Function& fn, const AxisInfoMap& axes, const LayoutMap& layouts,
+                             const GpuTarget& target) {
   std::ostringstream out;
   auto line = [&](const ir::Value* v) {
     if (const LinearLayout* layout = layouts.find(*v))
@@ -80,7 +81,7 @@ std::string describe_layouts(const ir::Function& fn, const LayoutMap& layouts, c
             << ir::op_info(op.code).name << "` at " << op_place(op) << ": "
             << to_string(classify_conversion(conversion->from, conversion->to)) << "\n";
   });
-  out << describe_shared_rings(plan_shared_rings(fn, layouts, target));
+  out << describe_shared_rings(plan_shared_rings(fn, axes, layouts, target));
   return out.str();
 }
 
@@ -103,7 +104,7 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
   LayoutMap layouts;
   passes.run(
       "layouts", [&] { layouts = assign_layouts(optimized, axes, target); },
-      [&] { return describe_layouts(optimized, layouts, target); });
+      [&] { return describe_layouts(optimized, axes, layouts, target); });
   if (options.stop_after == "layouts") return kernel;
 
   std::unique_ptr<llvm::TargetMachine> machine;

@@ -50,17 +50,6 @@ std::optional<LinearLayout> common_fragment_layout(const std::vector<SlotReader>
   return fragment;
 }
 
-/// The operand the ring's slots are to their first reader, when every
-/// reader is a wgmma dot (a wgmma tile's layout does not depend on which
-/// operand it is, so a tile that is both operands of its dot is one tile);
-/// none otherwise.
-std::optional<DotOperand> wgmma_operand(const std::vector<SlotReader>& readers, const GpuTarget& target) {
-  for (const auto& [dot, operand] : readers)
-    if (!dot_uses_wgmma(*dot, target)) return std::nullopt;
-  if (readers.empty()) return std::nullopt;
-  return readers.front().second == 0 ? DotOperand::a : DotOperand::b;
-}
-
 /// The layout async_copy writes the ring from: its first copy's pointers'.
 const LinearLayout* copy_layout(const ir::Function& fn, const ir::Value& ring, const LayoutMap& layouts) {
   for (const auto& [op, index] : uses_of(fn, ring))
@@ -68,8 +57,22 @@ const LinearLayout* copy_layout(const ir::Function& fn, const ir::Value& ring, c
   return nullptr;
 }
 
-SharedRingPlan plan_ring(const ir::Function& fn, const ir::Value& ring, const LayoutMap& layouts,
-                         const GpuTarget& target) {
+/// The first reader and the operand the ring's slots are to it, when every
+/// reader is a wgmma dot (a wgmma tile's layout does not depend on which
+/// operand it is, so a tile that is both operands of its dot is one tile);
+/// none otherwise.
+std::optional<std::pair<const ir::Operation*, DotOperand>> wgmma_reader(const ir::Function& fn,
+                                                                        const std::vector<SlotReader>& readers,
+                                                                        const GpuTarget& target,
+                                                                        const AxisInfoMap& axes) {
+  for (const auto& [dot, operand] : readers)
+    if (!dot_uses_wgmma(fn, *dot, target, axes)) return std::nullopt;
+  if (readers.empty()) return std::nullopt;
+  return std::pair{readers.front().first, readers.front().second == 0 ? DotOperand::a : DotOperand::b};
+}
+
+SharedRingPlan plan_ring(const ir::Function& fn, const ir::Value& ring, const AxisInfoMap& axes,
+                         const LayoutMap& layouts, const GpuTarget& target) {
   const ir::Shape slot_shape(ring.type.shape.begin() + 1, ring.type.shape.end());
   SharedRingPlan plan;
   plan.ring = &ring;
@@ -80,10 +83,12 @@ SharedRingPlan plan_ring(const ir::Function& fn, const ir::Value& ring, const La
   const std::optional<LinearLayout> reader =
       readers ? common_fragment_layout(*readers, target) : std::optional<LinearLayout>();
   std::uint64_t alignment = kRingSlotAlignment;
-  const std::optional<DotOperand> operand = readers ? wgmma_operand(*readers, target) : std::nullopt;
-  if (writer && operand && slot_shape.size() == 2) {
+  const auto wgmma = readers ? wgmma_reader(fn, *readers, target, axes) : std::nullopt;
+  if (writer && wgmma && slot_shape.size() == 2) {
+    const auto& [dot, operand] = *wgmma;
     const WgmmaTile tile =
-        wgmma_tile(*operand, slot_shape[0], slot_shape[1], contiguous_dim_of(*writer), plan.element_bytes);
+        wgmma_tile(operand, slot_shape[0], slot_shape[1],
+                   wgmma_contiguous_dim(*dot, operand, contiguous_dim_of(*writer)), plan.element_bytes);
     plan.layout = tile.layout;
     plan.chosen_for_readers = true;
     plan.read_by_wgmma = true;
@@ -111,10 +116,11 @@ const SharedRingPlan& SharedRings::at(const ir::Value& ring) const {
   throw InternalError("%" + std::to_string(ring.id) + " is not a planned shared ring");
 }
 
-SharedRings plan_shared_rings(const ir::Function& fn, const LayoutMap& layouts, const GpuTarget& target) {
+SharedRings plan_shared_rings(const ir::Function& fn, const AxisInfoMap& axes, const LayoutMap& layouts,
+                              const GpuTarget& target) {
   SharedRings planned;
   ir::walk(fn.body, [&](ir::Operation& op) {
-    if (op.code == ir::OpCode::local_alloc) planned.rings.push_back(plan_ring(fn, *op.result(), layouts, target));
+    if (op.code == ir::OpCode::local_alloc) planned.rings.push_back(plan_ring(fn, *op.result(), axes, layouts, target));
   });
   std::uint64_t alignment = kRingSlotAlignment;
   for (const SharedRingPlan& plan : planned.rings)

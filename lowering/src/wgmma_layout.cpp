@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "operand_uses.hpp"
+
 namespace kiln::lowering {
 
 namespace {
@@ -63,13 +65,33 @@ LinearLayout tile_layout(const WgmmaTile& tile) {
 
 }  // namespace
 
-bool dot_uses_wgmma(const ir::Operation& dot, const GpuTarget& target) {
+bool wgmma_reads_only_k_major(ir::DType dtype) { return dtype != ir::DType::f16 && dtype != ir::DType::bf16; }
+
+int wgmma_contiguous_dim(const ir::Operation& dot, DotOperand operand, int writer_dim) {
+  if (!wgmma_reads_only_k_major(dot.operands.at(0)->type.dtype)) return writer_dim;
+  return operand == DotOperand::a ? 1 : 0;
+}
+
+bool dot_uses_wgmma(const ir::Function& fn, const ir::Operation& dot, const GpuTarget& target,
+                    const AxisInfoMap& axes) {
   if (!target.wgmma || target.arch != "sm_90a" || !dot_uses_tensor_cores(dot, target)) return false;
   const ir::DType input = dot.operands[0]->type.dtype;
-  if (input != ir::DType::f16 && input != ir::DType::bf16) return false;
+  if (input == ir::DType::f32) return false;
   const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
-  return target.num_warps % kWarpsPerWarpgroup == 0 && m_size % kWgmmaRows == 0 &&
-         m_size >= 16 * std::int64_t{target.num_warps} && n_size >= 8 && n_size % 8 == 0;
+  if (target.num_warps % kWarpsPerWarpgroup != 0 || m_size % kWgmmaRows != 0 ||
+      m_size < 16 * std::int64_t{target.num_warps} || n_size < 8 || n_size % 8 != 0)
+    return false;
+  if (!wgmma_reads_only_k_major(input)) return true;
+  for (const int index : {0, 1}) {
+    if (!reads_shared_slot(dot, index)) continue;
+    const int k_dim = index == 0 ? 1 : 0;
+    const ir::Value& ring = *dot.operands[static_cast<std::size_t>(index)]->def->operands.at(0);
+    for (const auto& [copy, operand] : uses_of(fn, ring))
+      if (copy->code == ir::OpCode::async_copy && access_vector_width(axes, *copy) > 1 &&
+          fastest_dimension(axes.at(*copy->operands[2])) != k_dim)
+        return false;
+  }
+  return true;
 }
 
 bool WgmmaTile::mn_major() const { return operand == DotOperand::a ? contiguous_dim == 0 : contiguous_dim == 1; }

@@ -360,15 +360,14 @@ void kiln_emu_cp_async_wait(std::int32_t pending_groups) {
   scheduler().async_copies().wait(pending_groups, kiln::runtime::emu::land_async_copy);
 }
 // wgmma's inline assembly (matrix_assembly.cpp): `flags` holds N in bits 0-15,
-// the input (WgmmaInput) in bit 16, imm-trans-a in bit 17 and imm-trans-b in
-// bit 18; A is its four fragment registers when `a_fragment` is not null;
+// the input (WgmmaInput) in bits 16-18, imm-trans-a in bit 19 and imm-trans-b
+// in bit 20; A is its four fragment registers when `a_fragment` is not null;
 // `site` names it in the shared-memory checks.
 void kiln_emu_wgmma_mma(std::uint32_t flags, const std::uint32_t* a_fragment, std::uint64_t a_descriptor,
-                        std::uint64_t b_descriptor, std::uint32_t scale_d, float* accumulator, std::uint32_t site) {
-  const kiln::runtime::emu::WgmmaShape shape{
-      static_cast<int>(flags & 0xffff),
-      flags >> 16 & 1 ? kiln::runtime::emu::WgmmaInput::bf16 : kiln::runtime::emu::WgmmaInput::f16,
-      (flags >> 17 & 1) != 0, (flags >> 18 & 1) != 0};
+                        std::uint64_t b_descriptor, std::uint32_t scale_d, void* accumulator, std::uint32_t site) {
+  const kiln::runtime::emu::WgmmaShape shape{static_cast<int>(flags & 0xffff),
+                                             static_cast<kiln::runtime::emu::WgmmaInput>(flags >> 16 & 7),
+                                             (flags >> 19 & 1) != 0, (flags >> 20 & 1) != 0};
   kiln::runtime::emu::warpgroup_matrix_multiply(shape, a_fragment, a_descriptor, b_descriptor, scale_d != 0,
                                                 accumulator, site);
 }

@@ -89,10 +89,11 @@ void warp_integer_matrix_multiply(const std::uint32_t* a, const std::uint32_t* b
 /// of each matrix is written to `results` (PTX ISA fragment layouts).
 void warp_matrix_load(const void* row, int matrices, bool transposed, std::uint32_t* results);
 
-/// What one wgmma.mma_async.sync.aligned.m64nNk16.f32 instruction takes:
-/// N, the input type, and whether A is M-major and B N-major (imm-trans-a,
-/// imm-trans-b).
-enum class WgmmaInput { f16, bf16 };
+/// What one wgmma.mma_async.sync.aligned.m64nNkK instruction takes: N, the
+/// input type (K is 16 of f16 and bf16, 32 of the 8-bit ones; s8 accumulates
+/// into s32, the rest into f32), and whether A is M-major and B N-major
+/// (imm-trans-a, imm-trans-b: f16 and bf16 alone).
+enum class WgmmaInput { f16, bf16, e4m3, e5m2, s8 };
 struct WgmmaShape {
   int n = 8;
   WgmmaInput input = WgmmaInput::f16;
@@ -100,14 +101,15 @@ struct WgmmaShape {
   bool b_mn_major = false;
 };
 /// wgmma.mma_async for the running thread: its N / 2 accumulator registers
-/// go to the warpgroup and come back as D = A B (+ D when `scale_d`), B read
-/// from shared memory through its descriptor, A likewise or, when
+/// (f32, or s32 for s8 inputs) go to the warpgroup and come back as
+/// D = A B (+ D when `scale_d`), B read from shared memory through its
+/// descriptor, A likewise or, when
 /// `a_fragment` is not null, from the four fragment registers each thread
 /// holds. Each element read is a shared read at access site `site` by the
 /// thread that completes the instruction: bounds and races are checked as
 /// for the threads' own accesses (check_shared_access).
 void warpgroup_matrix_multiply(WgmmaShape shape, const std::uint32_t* a_fragment, std::uint64_t a_descriptor,
-                               std::uint64_t b_descriptor, bool scale_d, float* accumulator, std::uint32_t site);
+                               std::uint64_t b_descriptor, bool scale_d, void* accumulator, std::uint32_t site);
 /// wgmma.fence, wgmma.commit_group and wgmma.wait_group for the running thread.
 void warpgroup_fence();
 void warpgroup_commit();

@@ -2,9 +2,11 @@
 // (matrix_assembly.hpp). The accumulator registers of wgmma.mma_async are
 // its first N / 2 operands (tied to its N / 2 results), then A (its
 // descriptor, or its four fragment registers), B's descriptor and the
-// scale-d value, as codegen_wgmma.cpp emits them; fp8 mma.sync takes A (4
-// registers), B (2) and C (4, tied to its 4 results), as codegen_dot.cpp
-// emits it.
+// scale-d value, then the immediates its input type takes (imm-scale-a and
+// imm-scale-b, 1, for floats; imm-trans-a, when A is a descriptor, and
+// imm-trans-b for f16 and bf16), as codegen_wgmma.cpp emits them; fp8
+// mma.sync takes A (4 registers), B (2) and C (4, tied to its 4 results),
+// as codegen_dot.cpp emits it.
 #include "matrix_assembly.hpp"
 
 #include <llvm/IR/IRBuilder.h>
@@ -12,6 +14,7 @@
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <vector>
@@ -63,8 +66,8 @@ class AssemblyOnHooks {
     const std::string text = llvm::cast<llvm::InlineAsm>(call->getCalledOperand())->getAsmString();
     llvm::IRBuilder<> builder(call);
     static const std::regex mma(
-        R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(f16|bf16)\.(f16|bf16) \{[^}]*\}, )"
-        R"((\$\d+|\{\$\d+, \$\d+, \$\d+, \$\d+\}), \$\d+, p, 1, 1, (?:([01]), )?([01]);)");
+        R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k(\d+)\.(f32|s32)\.(f16|bf16|e4m3|e5m2|s8)\.(\w+) \{[^}]*\}, )"
+        R"((\$\d+|\{\$\d+, \$\d+, \$\d+, \$\d+\}), \$\d+, p((?:, [01])*);)");
     static const std::regex wait(R"(^wgmma\.wait_group\.sync\.aligned (\d);$)");
     static const std::regex fp8_mma(
         R"(^mma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.(e4m3|e5m2)\.(e4m3|e5m2)\.f32 )"
@@ -79,7 +82,7 @@ class AssemblyOnHooks {
       builder.CreateCall(wait_, {builder.getInt32(static_cast<std::uint32_t>(std::stoi(match[1])))});
       const std::vector<llvm::Value*> registers(call->arg_begin(), call->arg_end());
       if (!call->getType()->isVoidTy()) call->replaceAllUsesWith(pack(builder, call->getType(), registers));
-    } else if (std::regex_search(text, match, mma) && match[2] == match[3]) {
+    } else if (std::regex_search(text, match, mma) && match[4] == match[5]) {
       replace_mma(call, builder, match);
     } else if (std::regex_search(text, match, fp8_mma) && match[1] == match[2]) {
       replace_fp8_mma(call, builder, match[1] == "e5m2");
@@ -93,17 +96,40 @@ class AssemblyOnHooks {
     const unsigned n = static_cast<unsigned>(std::stoul(match[1]));
     if (n < 8 || n > 256 || n % 8 != 0)
       fail(kernel_, "wgmma.mma_async m64n" + std::to_string(n) + ": N is not a multiple of 8 from 8 to 256");
+    const std::string input = match[4];
+    const bool half_width = input == "f16" || input == "bf16", integer = input == "s8";
+    if (match[2] != (half_width ? "16" : "32") || match[3] != (integer ? "s32" : "f32"))
+      fail(kernel_, "wgmma.mma_async m64n" + std::to_string(n) + "k" + match[2].str() + "." + match[3].str() + "." +
+                        input + ": no such instruction");
     const unsigned registers = n / 2;
-    const bool a_in_registers = match[4].str().starts_with("{");
+    const bool a_in_registers = match[6].str().starts_with("{");
+    if (a_in_registers && !half_width)
+      fail(kernel_, "wgmma.mma_async on " + input +
+                        " with A in registers: the emu runs A from registers for f16 and "
+                        "bf16 only");
+    // The immediates after scale-d: imm-scale-a and imm-scale-b (floats),
+    // then imm-trans-a (A in shared memory) and imm-trans-b (f16, bf16).
+    std::vector<bool> immediates;
+    const std::string listed = match[7];
+    for (std::size_t i = 0; i < listed.size(); ++i)
+      if (listed[i] == '0' || listed[i] == '1') immediates.push_back(listed[i] == '1');
+    const std::size_t scales = integer ? 0 : 2, transposes = half_width ? (a_in_registers ? 1 : 2) : 0;
+    if (immediates.size() != scales + transposes || (scales && !(immediates[0] && immediates[1])))
+      fail(kernel_, "wgmma.mma_async on " + input + " takes " + std::to_string(scales) + " scales of 1 and " +
+                        std::to_string(transposes) + " transpose flags, not `" + listed + "`");
+    const bool trans_a = transposes == 2 && immediates[scales], trans_b = transposes > 0 && immediates.back();
+    static const std::vector<std::string> inputs = {"f16", "bf16", "e4m3", "e5m2", "s8"};
+    const auto input_index =
+        static_cast<std::uint32_t>(std::find(inputs.begin(), inputs.end(), input) - inputs.begin());
     const unsigned a_operands = a_in_registers ? 4 : 1;
     if (call->arg_size() != registers + a_operands + 2)
       fail(kernel_, "wgmma.mma_async m64n" + std::to_string(n) + " has " + std::to_string(call->arg_size()) +
                         " operands, not its " + std::to_string(registers) + " accumulator registers, A, B and scale-d");
-    const std::uint32_t flags = n | (match[2] == "bf16" ? 1u << 16 : 0u) | (match[5] == "1" ? 1u << 17 : 0u) |
-                                (match[6] == "1" ? 1u << 18 : 0u);
+    const std::uint32_t flags = n | input_index << 16 | (trans_a ? 1u << 19 : 0u) | (trans_b ? 1u << 20 : 0u);
     llvm::Function& function = *call->getFunction();
     llvm::IRBuilder<> entry(&*function.getEntryBlock().getFirstInsertionPt());
-    llvm::Type* array = llvm::ArrayType::get(builder.getFloatTy(), registers);
+    llvm::Type* register_type = integer ? builder.getInt32Ty() : builder.getFloatTy();
+    llvm::Type* array = llvm::ArrayType::get(register_type, registers);
     llvm::Value* accumulator = entry.CreateAlloca(array);
     for (unsigned r = 0; r < registers; ++r)
       builder.CreateStore(call->getArgOperand(r), builder.CreateConstGEP2_32(array, accumulator, 0, r));
@@ -124,7 +150,7 @@ class AssemblyOnHooks {
                         call->getArgOperand(registers + a_operands + 1), accumulator, site});
     std::vector<llvm::Value*> results;
     for (unsigned r = 0; r < registers; ++r)
-      results.push_back(builder.CreateLoad(builder.getFloatTy(), builder.CreateConstGEP2_32(array, accumulator, 0, r)));
+      results.push_back(builder.CreateLoad(register_type, builder.CreateConstGEP2_32(array, accumulator, 0, r)));
     call->replaceAllUsesWith(pack(builder, call->getType(), results));
   }
 

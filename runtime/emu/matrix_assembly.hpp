@@ -14,7 +14,7 @@ namespace kiln::runtime::emu {
 /// Replaces each inline assembly call of `module`: fence.proxy.async is
 /// dropped (the host has one view of memory); wgmma.fence, commit_group and
 /// wait_group call their hooks (the wait's registers pass through);
-/// wgmma.mma_async.sync.aligned.m64nNk16.f32 on f16 or bf16 calls
+/// wgmma.mma_async.sync.aligned.m64nNkK on f16, bf16, e4m3, e5m2 or s8 calls
 /// kiln_emu_wgmma_mma with its shape, descriptors, accumulator registers in
 /// memory and an access site (its shared reads are checked as the threads'
 /// are); mma.sync.aligned.m16n8k32.row.col.f32 on e4m3 or e5m2 calls

@@ -1,11 +1,12 @@
 // wgmma on the emu: the 128 threads of a warpgroup hand their accumulator
 // registers (and A's fragment registers, when A comes from registers) to
-// the last to arrive, which reads A (64 x 16) and B (16 x N) from shared
-// memory through the matrix descriptors as the PTX ISA lays out the
-// swizzled canonical tiles, multiplies and hands each thread its part of
-// D (f16 or bf16 into f32; products summed exactly, rounded once to f32, as
-// mma.sync on the emu). The instruction runs at once; the order of wgmma's
-// fence, commit and wait around it is checked.
+// the last to arrive, which reads A (64 x K) and B (K x N; K is 16 of f16
+// and bf16, 32 of e4m3, e5m2 and s8) from shared memory through the matrix
+// descriptors as the PTX ISA lays out the swizzled canonical tiles,
+// multiplies and hands each thread its part of D (into f32, products summed
+// exactly and rounded once, as mma.sync on the emu; s8 into s32, exactly,
+// wrapping). The instruction runs at once; the order of wgmma's fence,
+// commit and wait around it is checked.
 #include <array>
 #include <cstring>
 #include <string>
@@ -20,9 +21,11 @@ namespace kiln::runtime::emu {
 namespace {
 
 constexpr int kRows = 64;
-constexpr int kDepth = 16;
+constexpr int kDepthBytes = 32;
+constexpr int kMaxDepth = 32;
 constexpr int kMaxColumns = 256;
-constexpr int kElementBytes = 2;
+
+int element_bytes(WgmmaInput input) { return input == WgmmaInput::f16 || input == WgmmaInput::bf16 ? 2 : 1; }
 
 /// One thread's part of the instruction.
 struct WgmmaThread {
@@ -31,7 +34,7 @@ struct WgmmaThread {
   const std::uint32_t* a_fragment;  // null: A through its descriptor
   std::uint64_t a_descriptor, b_descriptor;
   bool scale_d;
-  float* accumulator;
+  void* accumulator;  // f32, or s32 for s8
 };
 
 /// A descriptor's fields (PTX ISA, "Matrix Descriptor Format").
@@ -63,12 +66,14 @@ std::string hex(std::uint64_t value) {
 
 class OperandReader {
  public:
-  OperandReader(CtaScheduler& scheduler, const char* operand, std::uint64_t bits, bool mn_major, std::uint32_t site)
+  OperandReader(CtaScheduler& scheduler, const char* operand, std::uint64_t bits, bool mn_major, int element_bytes,
+                std::uint32_t site)
       : scheduler_(scheduler),
         operand_(operand),
         descriptor_(decode(bits)),
         bits_(bits),
         mn_major_(mn_major),
+        element_bytes_(element_bytes),
         site_(site) {
     if (descriptor_.swizzle_bytes == 0 || descriptor_.base_offset != 0)
       scheduler_.fault([&] {
@@ -84,24 +89,25 @@ class OperandReader {
   /// checked as a shared load of the completing thread.
   std::uint16_t element(int mn, int k) const {
     const std::uint64_t width = static_cast<std::uint64_t>(descriptor_.swizzle_bytes);
+    const auto bytes = static_cast<std::uint64_t>(element_bytes_);
     std::uint64_t address = descriptor_.start;
     if (mn_major_) {
-      const std::uint64_t row_elements = width / kElementBytes;
+      const std::uint64_t row_elements = width / bytes;
       address += static_cast<std::uint64_t>(mn) / row_elements * descriptor_.leading +
-                 static_cast<std::uint64_t>(mn) % row_elements * kElementBytes +
+                 static_cast<std::uint64_t>(mn) % row_elements * bytes +
                  static_cast<std::uint64_t>(k / 8) * descriptor_.stride + static_cast<std::uint64_t>(k % 8) * width;
     } else {
       address += static_cast<std::uint64_t>(mn / 8) * descriptor_.stride + static_cast<std::uint64_t>(mn % 8) * width +
-                 static_cast<std::uint64_t>(k) * kElementBytes;
+                 static_cast<std::uint64_t>(k) * bytes;
     }
     address ^= (address >> 7 & (width / 16 - 1)) << 4;
     // The descriptor holds bits 4-17 of the shared address; the program's
     // shared memory starts on a 1024-byte boundary.
     const std::uint64_t base = reinterpret_cast<std::uintptr_t>(scheduler_.shared_memory()) & 0x3ffff;
     const std::byte* element = scheduler_.shared_memory() + ((address - base) & 0x3ffff);
-    check_shared_access(element, kElementBytes, site_, nullptr);
-    std::uint16_t bits;
-    std::memcpy(&bits, element, sizeof bits);
+    check_shared_access(element, element_bytes_, site_, nullptr);
+    std::uint16_t bits = 0;
+    std::memcpy(&bits, element, static_cast<std::size_t>(element_bytes_));
     return bits;
   }
 
@@ -111,12 +117,21 @@ class OperandReader {
   Descriptor descriptor_;
   std::uint64_t bits_;
   bool mn_major_;
+  int element_bytes_;
   std::uint32_t site_;
 };
 
+/// An input element's value (exact in a float for every input type).
 float value_of(WgmmaInput input, std::uint16_t bits) {
-  return input == WgmmaInput::bf16 ? static_cast<float>(kiln::bfloat16::from_bits(bits))
-                                   : static_cast<float>(kiln::half::from_bits(bits));
+  const auto byte = static_cast<std::uint8_t>(bits);
+  switch (input) {
+    case WgmmaInput::f16: return static_cast<float>(kiln::half::from_bits(bits));
+    case WgmmaInput::bf16: return static_cast<float>(kiln::bfloat16::from_bits(bits));
+    case WgmmaInput::e4m3: return static_cast<float>(kiln::float8_e4m3::from_bits(byte));
+    case WgmmaInput::e5m2: return static_cast<float>(kiln::float8_e5m2::from_bits(byte));
+    case WgmmaInput::s8: return static_cast<float>(static_cast<std::int8_t>(byte));
+  }
+  return 0;
 }
 
 void multiply(const std::array<void*, kThreadsPerWarpgroup>& threads) {
@@ -135,12 +150,14 @@ void multiply(const std::array<void*, kThreadsPerWarpgroup>& threads) {
       });
   }
   const WgmmaShape shape = first.shape;
+  const int bytes = element_bytes(shape.input), depth = kDepthBytes / bytes;
   // On the fiber's stack, not the heap: a fault while reading (a race, a
   // read out of bounds) abandons this frame without unwinding it.
-  std::array<double, kRows * kDepth> a{};
-  std::array<double, kDepth * kMaxColumns> b{};
+  std::array<float, kRows * kMaxDepth> a{};
+  std::array<float, kMaxDepth * kMaxColumns> b{};
   if (first.a_fragment) {
-    // Register r of thread (warp, lane) holds row 16 warp + lane / 4 + 8 (r & 1),
+    // 16-bit inputs (matrix_assembly.cpp refuses 8-bit A registers): register
+    // r of thread (warp, lane) holds row 16 warp + lane / 4 + 8 (r & 1),
     // columns 2 (lane % 4) + 8 (r >> 1) + {0, 1}, the first in the low half.
     for (int thread = 0; thread < kThreadsPerWarpgroup; ++thread) {
       const auto& mine = *static_cast<const WgmmaThread*>(threads[static_cast<std::size_t>(thread)]);
@@ -148,18 +165,18 @@ void multiply(const std::array<void*, kThreadsPerWarpgroup>& threads) {
       for (int r = 0; r < 4; ++r)
         for (int half = 0; half < 2; ++half) {
           const int row = 16 * warp + lane / 4 + 8 * (r & 1), column = 2 * (lane % 4) + 8 * (r >> 1) + half;
-          a[static_cast<std::size_t>(row * kDepth + column)] =
+          a[static_cast<std::size_t>(row * depth + column)] =
               value_of(shape.input, static_cast<std::uint16_t>(mine.a_fragment[r] >> (16 * half)));
         }
     }
   } else {
-    const OperandReader a_reader(scheduler, "A", first.a_descriptor, shape.a_mn_major, first.site);
+    const OperandReader a_reader(scheduler, "A", first.a_descriptor, shape.a_mn_major, bytes, first.site);
     for (int m = 0; m < kRows; ++m)
-      for (int k = 0; k < kDepth; ++k)
-        a[static_cast<std::size_t>(m * kDepth + k)] = value_of(shape.input, a_reader.element(m, k));
+      for (int k = 0; k < depth; ++k)
+        a[static_cast<std::size_t>(m * depth + k)] = value_of(shape.input, a_reader.element(m, k));
   }
-  const OperandReader b_reader(scheduler, "B", first.b_descriptor, shape.b_mn_major, first.site);
-  for (int k = 0; k < kDepth; ++k)
+  const OperandReader b_reader(scheduler, "B", first.b_descriptor, shape.b_mn_major, bytes, first.site);
+  for (int k = 0; k < depth; ++k)
     for (int n = 0; n < shape.n; ++n)
       b[static_cast<std::size_t>(k * shape.n + n)] = value_of(shape.input, b_reader.element(n, k));
   for (int thread = 0; thread < kThreadsPerWarpgroup; ++thread) {
@@ -168,10 +185,19 @@ void multiply(const std::array<void*, kThreadsPerWarpgroup>& threads) {
     // Register i: row 16 warp + lane / 4 + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2 (lane % 4) + (i & 1).
     for (int i = 0; i < shape.n / 2; ++i) {
       const int row = 16 * warp + lane / 4 + 8 * (i >> 1 & 1), column = 8 * (i >> 2) + 2 * (lane % 4) + (i & 1);
-      double sum = mine.scale_d ? mine.accumulator[i] : 0.0;
-      for (int k = 0; k < kDepth; ++k)
-        sum += a[static_cast<std::size_t>(row * kDepth + k)] * b[static_cast<std::size_t>(k * shape.n + column)];
-      mine.accumulator[i] = static_cast<float>(sum);
+      double sum = 0;
+      for (int k = 0; k < depth; ++k)
+        sum += static_cast<double>(a[static_cast<std::size_t>(row * depth + k)]) *
+               b[static_cast<std::size_t>(k * shape.n + column)];
+      if (shape.input == WgmmaInput::s8) {
+        // At most 32 products of 2^14 each: exact in a double, and in an int64.
+        auto* d = static_cast<std::int32_t*>(mine.accumulator) + i;
+        const std::int64_t total = static_cast<std::int64_t>(sum) + (mine.scale_d ? *d : 0);
+        *d = static_cast<std::int32_t>(static_cast<std::uint32_t>(total));
+      } else {
+        auto* d = static_cast<float*>(mine.accumulator) + i;
+        *d = static_cast<float>(sum + (mine.scale_d ? *d : 0.0));
+      }
     }
   }
 }
@@ -179,7 +205,7 @@ void multiply(const std::array<void*, kThreadsPerWarpgroup>& threads) {
 }  // namespace
 
 void warpgroup_matrix_multiply(WgmmaShape shape, const std::uint32_t* a_fragment, std::uint64_t a_descriptor,
-                               std::uint64_t b_descriptor, bool scale_d, float* accumulator, std::uint32_t site) {
+                               std::uint64_t b_descriptor, bool scale_d, void* accumulator, std::uint32_t site) {
   CtaScheduler& scheduler = CtaScheduler::current();
   CtaScheduler::WgmmaState& state = scheduler.wgmma_state();
   if (!state.fenced)

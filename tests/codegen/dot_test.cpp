@@ -151,8 +151,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<DotCase>& info) { return case_name(info.param); });
 
 /// fp8 dots on tensor cores from sm_89: one mma.sync m16n8k32 per 16 x 8
-/// accumulator tile a warp holds and 32 of K on sm_90a (inline PTX, which
-/// ptxas accepts), the FMA units on sm_80.
+/// accumulator tile a warp holds and 32 of K on sm_90a with wgmma off
+/// (inline PTX, which ptxas accepts), the FMA units on sm_80.
 class Fp8MmaShapes : public ::testing::TestWithParam<DotCase> {};
 
 TEST_P(Fp8MmaShapes, LowersToMmaSyncOnSm90aAndPtxasAccepts) {
@@ -162,7 +162,8 @@ TEST_P(Fp8MmaShapes, LowersToMmaSyncOnSm90aAndPtxasAccepts) {
   const std::string type = std::string(c.input) == "f8e4m3" ? "e4m3" : "e5m2";
   const std::string mma = "mma.sync.aligned.m16n8k32.row.col.f32." + type + "." + type + ".f32";
   const int tiles_per_warp = std::max(1, c.m / (16 * warps.m)) * std::max(1, c.n / (8 * warps.n)) * (c.k / 32);
-  const lowering::GpuKernel sm90a = lowering::compile_for_gpu(*fn, {.arch = "sm_90a", .num_warps = c.num_warps});
+  const lowering::GpuKernel sm90a =
+      lowering::compile_for_gpu(*fn, {.arch = "sm_90a", .num_warps = c.num_warps, .wgmma = false});
   EXPECT_EQ(count(sm90a.ptx, mma), tiles_per_warp) << sm90a.ptx;
   EXPECT_EQ(count(sm90a.ptx, "fma.rn.f32"), 0);
   KILN_EXPECT_PTXAS_ACCEPTS(sm90a, "sm_90a", "fp8_mma_" + case_name(c));
@@ -177,8 +178,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MmaShapes,
                          [](const ::testing::TestParamInfo<DotCase>& info) { return case_name(info.param); });
 
 /// Dots on wgmma (sm_90a): one wgmma.mma_async per 64-row slice a
-/// warpgroup holds, 256-column chunk of N and 16 of K, in the shared
-/// tiles' swizzle mode, and no mma.sync.
+/// warpgroup holds, 256-column chunk of N and 32 bytes of K (16 of f16 and
+/// bf16, 32 of i8 into s32 and of fp8), in the shared tiles' swizzle mode,
+/// and no mma.sync.
 class WgmmaShapes : public ::testing::TestWithParam<DotCase> {};
 
 TEST_P(WgmmaShapes, LowersToWgmmaAndPtxasAccepts) {
@@ -186,9 +188,15 @@ TEST_P(WgmmaShapes, LowersToWgmmaAndPtxasAccepts) {
   const std::unique_ptr<ir::Function> fn = ir::parse_function(dot_kernel_text(c));
   const int slices = c.m / (64 * (c.num_warps / 4)), chunks = std::max(1, c.n / 256);
   const lowering::GpuKernel kernel = lowering::compile_for_gpu(*fn, {.arch = "sm_90a", .num_warps = c.num_warps});
-  const std::string instruction =
-      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(std::min(c.n, 256)) + "k16.f32." + c.input + "." + c.input;
-  EXPECT_EQ(count(kernel.ptx, instruction), slices * chunks * (c.k / 16)) << kernel.ptx;
+  const std::string input = c.input;
+  const bool wide = input == "f16" || input == "bf16";
+  const std::string type = input == "i8" ? "s32.s8.s8"
+                           : wide        ? "f32." + input + "." + input
+                                         : "f32." + input.substr(2) + "." + input.substr(2);
+  const int depth = wide ? 16 : 32;
+  const std::string instruction = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(std::min(c.n, 256)) + "k" +
+                                  std::to_string(depth) + "." + type + " ";
+  EXPECT_EQ(count(kernel.ptx, instruction), slices * chunks * (c.k / depth)) << kernel.ptx;
   EXPECT_EQ(count(kernel.ptx, "mma.sync"), 0);
   EXPECT_EQ(count(kernel.ptx, "wgmma.wait_group.sync.aligned 0;"), 1);
   KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", "wgmma_" + case_name(c));
@@ -198,7 +206,9 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, WgmmaShapes,
     ::testing::Values(DotCase{64, 64, 32, "f16", "f32", "ieee"}, DotCase{64, 8, 16, "bf16", "f32", "ieee"},
                       DotCase{128, 32, 64, "bf16", "f32", "ieee", 8}, DotCase{128, 64, 32, "f16", "f32", "ieee"},
-                      DotCase{64, 128, 16, "f16", "f32", "ieee"}, DotCase{256, 64, 16, "f16", "f32", "ieee", 8}),
+                      DotCase{64, 128, 16, "f16", "f32", "ieee"}, DotCase{256, 64, 16, "f16", "f32", "ieee", 8},
+                      DotCase{64, 64, 64, "i8", "i32", "ieee"}, DotCase{64, 32, 32, "f8e4m3", "f32", "ieee"},
+                      DotCase{128, 64, 64, "f8e5m2", "f32", "ieee", 8}),
     [](const ::testing::TestParamInfo<DotCase>& info) { return case_name(info.param); });
 
 /// Dots the tensor cores do not take stay on the FMA units: K below 16 for

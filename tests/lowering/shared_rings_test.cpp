@@ -24,7 +24,8 @@ SharedRings plan_tutorial(int stages) {
   auto compiled = kl::compile<test::carried::tutorial_matmul<kl::f16, 64, 64, 32>>(options);
   const ir::Function& fn = compiled.program().optimized();
   const GpuTarget target{.arch = "sm_80", .num_warps = 4};
-  return plan_shared_rings(fn, assign_layouts(fn, analyze_axes(fn), target), target);
+  const AxisInfoMap axes = analyze_axes(fn);
+  return plan_shared_rings(fn, axes, assign_layouts(fn, axes, target), target);
 }
 
 TEST(SharedRings, EachStageOfEachOperandGetsASlot) {

@@ -1,4 +1,5 @@
-// The canonical shared tiles of wgmma's operands (wgmma_layout.hpp): each a
+// The canonical shared tiles of wgmma's operands (wgmma_layout.hpp), of
+// 16-bit elements and of 8-bit ones (stored along K): each a
 // bijection onto its tile whose swizzle keeps 16-byte chunks whole, whose
 // unswizzled offsets are the PTX ISA's canonical layout, whose stores from
 // the 16-byte loads of a blocked layout and whose core-matrix reads by the
@@ -27,11 +28,15 @@ namespace {
 
 using Element = std::pair<std::int64_t, std::int64_t>;
 
-/// The tiles the library's dots take: (operand, rows, columns, contiguous dim).
-const std::vector<std::tuple<DotOperand, int, int, int>> kTiles = {
-    {DotOperand::a, 64, 32, 1}, {DotOperand::a, 128, 64, 1}, {DotOperand::a, 64, 16, 1},  {DotOperand::a, 128, 128, 1},
-    {DotOperand::a, 64, 32, 0}, {DotOperand::b, 32, 64, 1},  {DotOperand::b, 64, 128, 1}, {DotOperand::b, 16, 16, 1},
-    {DotOperand::b, 16, 32, 1}, {DotOperand::b, 64, 256, 1}, {DotOperand::b, 32, 64, 0},  {DotOperand::b, 64, 16, 0}};
+/// The tiles the library's dots take: (operand, rows, columns, contiguous
+/// dim, element bytes); 8-bit tiles along K (dim 1 of a, dim 0 of b).
+const std::vector<std::tuple<DotOperand, int, int, int, int>> kTiles = {
+    {DotOperand::a, 64, 32, 1, 2},   {DotOperand::a, 128, 64, 1, 2}, {DotOperand::a, 64, 16, 1, 2},
+    {DotOperand::a, 128, 128, 1, 2}, {DotOperand::a, 64, 32, 0, 2},  {DotOperand::b, 32, 64, 1, 2},
+    {DotOperand::b, 64, 128, 1, 2},  {DotOperand::b, 16, 16, 1, 2},  {DotOperand::b, 16, 32, 1, 2},
+    {DotOperand::b, 64, 256, 1, 2},  {DotOperand::b, 32, 64, 0, 2},  {DotOperand::b, 64, 16, 0, 2},
+    {DotOperand::a, 64, 32, 1, 1},   {DotOperand::a, 64, 64, 1, 1},  {DotOperand::a, 128, 128, 1, 1},
+    {DotOperand::b, 32, 64, 0, 1},   {DotOperand::b, 128, 64, 0, 1}, {DotOperand::b, 256, 32, 0, 1}};
 
 Element element_at(const WgmmaTile& tile, std::int64_t offset) {
   const LinearLayout::Coordinates out = tile.layout.apply({{"offset", static_cast<std::int32_t>(offset)}});
@@ -40,12 +45,13 @@ Element element_at(const WgmmaTile& tile, std::int64_t offset) {
 
 std::string name(const WgmmaTile& tile) {
   return std::string(tile.operand == DotOperand::a ? "a " : "b ") + std::to_string(tile.rows) + "x" +
-         std::to_string(tile.columns) + " along dim" + std::to_string(tile.contiguous_dim);
+         std::to_string(tile.columns) + " along dim" + std::to_string(tile.contiguous_dim) + " of " +
+         std::to_string(tile.element_bytes) + "-byte elements";
 }
 
 TEST(WgmmaTile, IsABijectionWhoseSwizzleMovesWholeChunksWithinAnAtomRow) {
-  for (const auto& [operand, rows, columns, dim] : kTiles) {
-    const WgmmaTile tile = wgmma_tile(operand, rows, columns, dim, 2);
+  for (const auto& [operand, rows, columns, dim, bytes] : kTiles) {
+    const WgmmaTile tile = wgmma_tile(operand, rows, columns, dim, bytes);
     std::set<Element> seen;
     for (std::int64_t offset = 0; offset < rows * columns; ++offset) {
       const Element element = element_at(tile, offset);
@@ -53,7 +59,7 @@ TEST(WgmmaTile, IsABijectionWhoseSwizzleMovesWholeChunksWithinAnAtomRow) {
       // Before the swizzle the element sits at its canonical offset; the
       // swizzle changes only the 16-byte chunk within the atom's row.
       const std::int64_t canonical = tile.unswizzled_offset(element.first, element.second);
-      EXPECT_EQ(canonical % 8, offset % 8) << name(tile);
+      EXPECT_EQ(canonical % (16 / bytes), offset % (16 / bytes)) << name(tile);
       EXPECT_EQ(canonical / tile.row_elements(), offset / tile.row_elements()) << name(tile) << " offset " << offset;
     }
   }
@@ -127,7 +133,7 @@ int core_matrix_read_conflicts(const WgmmaTile& tile, const LinearLayout& shared
   const int contiguous = tile.contiguous_dim, strided = 1 - contiguous;
   int conflicts = 0;
   for (std::int64_t row = 0; row < extents[strided]; row += 8)
-    for (std::int64_t chunk = 0; chunk < extents[contiguous]; chunk += 8) {
+    for (std::int64_t chunk = 0; chunk < extents[contiguous]; chunk += 16 / tile.element_bytes) {
       std::vector<std::uint32_t> addresses;
       for (std::int64_t r = row; r < row + 8; ++r) {
         std::int32_t coordinates[2];
@@ -142,8 +148,8 @@ int core_matrix_read_conflicts(const WgmmaTile& tile, const LinearLayout& shared
 }
 
 TEST(WgmmaTile, CoreMatrixReadsAreConflictFreeOnlyWithTheSwizzle) {
-  for (const auto& [operand, rows, columns, dim] : kTiles) {
-    const WgmmaTile tile = wgmma_tile(operand, rows, columns, dim, 2);
+  for (const auto& [operand, rows, columns, dim, bytes] : kTiles) {
+    const WgmmaTile tile = wgmma_tile(operand, rows, columns, dim, bytes);
     EXPECT_EQ(core_matrix_read_conflicts(tile, tile.layout), 0) << name(tile);
     // The same rows without the swizzle (row-major, where the tile is one
     // block stored along its columns): the 8 rows of a core matrix lie a
@@ -157,14 +163,14 @@ TEST(WgmmaTile, CoreMatrixReadsAreConflictFreeOnlyWithTheSwizzle) {
 }
 
 TEST(WgmmaTile, StoresFromSixteenByteLoadsAreConflictFree) {
-  // The loads of a pipelined or staged operand: 8 f16 per thread along the
-  // contiguous dimension, the warp's lanes across the rest (4 warps).
-  for (const auto& [operand, rows, columns, dim] : kTiles) {
-    const WgmmaTile tile = wgmma_tile(operand, rows, columns, dim, 2);
-    const std::int64_t contiguous_extent = dim == 1 ? columns : rows;
-    const std::int64_t lanes_along = std::min<std::int64_t>(32, contiguous_extent / 8);
+  // The loads of a pipelined or staged operand: 16 bytes per thread along
+  // the contiguous dimension, the warp's lanes across the rest (4 warps).
+  for (const auto& [operand, rows, columns, dim, bytes] : kTiles) {
+    const WgmmaTile tile = wgmma_tile(operand, rows, columns, dim, bytes);
+    const std::int64_t contiguous_extent = dim == 1 ? columns : rows, vector = 16 / bytes;
+    const std::int64_t lanes_along = std::min<std::int64_t>(32, contiguous_extent / vector);
     const std::vector<std::int64_t> per_thread =
-        dim == 1 ? std::vector<std::int64_t>{1, 8} : std::vector<std::int64_t>{8, 1};
+        dim == 1 ? std::vector<std::int64_t>{1, vector} : std::vector<std::int64_t>{vector, 1};
     const std::vector<std::int64_t> lanes = dim == 1 ? std::vector<std::int64_t>{32 / lanes_along, lanes_along}
                                                      : std::vector<std::int64_t>{lanes_along, 32 / lanes_along};
     const std::vector<std::int64_t> order =
@@ -172,8 +178,8 @@ TEST(WgmmaTile, StoresFromSixteenByteLoadsAreConflictFree) {
     const std::vector<std::int64_t> warps =
         dim == 1 ? std::vector<std::int64_t>{4, 1} : std::vector<std::int64_t>{1, 4};
     const LinearLayout writer = blocked_layout({rows, columns}, per_thread, lanes, warps, order);
-    ASSERT_TRUE(stored_in_16_byte_vectors(writer, tile.layout, 2)) << name(tile);
-    EXPECT_EQ(tile_access_cost(writer, tile.layout, 2).conflicts(), 0) << name(tile);
+    ASSERT_TRUE(stored_in_16_byte_vectors(writer, tile.layout, bytes)) << name(tile);
+    EXPECT_EQ(tile_access_cost(writer, tile.layout, bytes).conflicts(), 0) << name(tile);
   }
 }
 

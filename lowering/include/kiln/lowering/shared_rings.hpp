@@ -11,6 +11,7 @@
 
 #include "kiln/ir/ir.hpp"
 #include "kiln/lowering/assign_layouts.hpp"
+#include "kiln/lowering/axis_analysis.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/lowering/linear_layout.hpp"
 
@@ -53,7 +54,9 @@ struct SharedRings {
 /// conflicts for the 16-byte copies and the ldmatrix reads) when every
 /// reader is a tensor-core dot taking it as one operand, else row-major
 /// (the FMA units' dot reads rows and columns of it); placed first fit.
-SharedRings plan_shared_rings(const ir::Function& fn, const LayoutMap& layouts, const GpuTarget& target);
+/// `axes` tells which dots run on wgmma (dot_uses_wgmma).
+SharedRings plan_shared_rings(const ir::Function& fn, const AxisInfoMap& axes, const LayoutMap& layouts,
+                              const GpuTarget& target);
 
 /// Each ring (a line, then its slot layout) and a line for the total; empty
 /// without rings. What the layout stage prints.

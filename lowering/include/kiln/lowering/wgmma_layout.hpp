@@ -4,18 +4,19 @@
 // warps) multiplies a 64-row slice of A by B into accumulators that lie as
 // the mma.sync accumulator layout does when every warp runs along M, so a
 // wgmma dot keeps dot_accumulator_layout; A and B are read by the tensor
-// cores straight from shared memory, laid out as a "swizzle atom" repeated:
-// rows of W elements (W x element bytes = the swizzle width, 32, 64 or 128
-// bytes) along the contiguous dimension, 8 rows per atom, the 16-byte
-// chunks of row r XORed with row bits as the swizzle mode says, and the
-// contiguous dimension beyond W split into blocks of W placed one after the
-// other, each holding every row.
+// cores straight from shared memory (8-bit tiles K-major only), laid out
+// as a "swizzle atom" repeated: rows of W elements (W x element bytes = the
+// swizzle width, 32, 64 or 128 bytes) along the contiguous dimension, 8
+// rows per atom, the 16-byte chunks of row r XORed with row bits as the
+// swizzle mode says, and the contiguous dimension beyond W split into
+// blocks of W placed one after the other, each holding every row.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 
 #include "kiln/ir/ir.hpp"
+#include "kiln/lowering/axis_analysis.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/lowering/dot_layout.hpp"
 #include "kiln/lowering/linear_layout.hpp"
@@ -32,12 +33,29 @@ inline constexpr std::uint64_t kWgmmaLargestAtomBytes = 1024;
 /// Warps per warpgroup.
 inline constexpr int kWarpsPerWarpgroup = 4;
 
+/// The bytes of K one wgmma instruction takes (k16 of f16 and bf16, k32 of
+/// 8-bit inputs).
+inline constexpr int kWgmmaDepthBytes = 32;
+
 /// Whether `dot` runs on wgmma for `target`: a tensor-core dot
-/// (dot_uses_tensor_cores) with f16 or bf16 inputs on sm_90a, whose M is a
-/// multiple of 64 and at least 16 x num_warps (so the mma layout puts every
-/// warp along M and a warpgroup's four warps on 64 consecutive rows), with
-/// num_warps a multiple of 4.
-bool dot_uses_wgmma(const ir::Operation& dot, const GpuTarget& target);
+/// (dot_uses_tensor_cores) on sm_90a with f16, bf16 or 8-bit inputs (i8,
+/// f8e4m3, f8e5m2), whose M is a multiple of 64 and at least 16 x num_warps
+/// (so the mma layout puts every warp along M and a warpgroup's four warps
+/// on 64 consecutive rows), with num_warps a multiple of 4. wgmma reads
+/// 8-bit tiles only K-major, so an 8-bit operand read from a ring slot
+/// needs copies into the ring that do not run along M or N in vectors
+/// (cp.async does not transpose; `axes` gives the copies' pointers); an
+/// operand the dot stores itself is stored K-major.
+bool dot_uses_wgmma(const ir::Function& fn, const ir::Operation& dot, const GpuTarget& target, const AxisInfoMap& axes);
+
+/// Whether wgmma reads tiles of `dtype` only K-major (it has imm-trans for
+/// f16 and bf16 alone).
+bool wgmma_reads_only_k_major(ir::DType dtype);
+
+/// The dimension the tile of `operand` of a wgmma `dot` is stored along
+/// when its writer holds contiguous elements along `writer_dim`: K (1 for
+/// a, 0 for b) for inputs wgmma reads only K-major, else `writer_dim`.
+int wgmma_contiguous_dim(const ir::Operation& dot, DotOperand operand, int writer_dim);
 
 /// The shared tile of one wgmma operand: a [rows, columns] tile of
 /// `element_bytes`-byte elements stored along `contiguous_dim` in the
