@@ -60,7 +60,7 @@ kiln_book_tool_output(emu --filter "^emu:" info)
 kiln_book_tool_output(dot_conversions --filter "for .dot." dump matmul --dtype f16 --stage layout --arch sm_80)
 kiln_book_tool_output(rings --filter "^ring |^shared rings" dump matmul --dtype f16 --stage layout --arch sm_80)
 kiln_book_tool_output(pipeline --filter "local_alloc|async_|barrier|local_load|dot |= for |[)]:$|yield|^  }" dump matmul --dtype f16
-                      --stage opt)
+                      --stage opt --arch sm_80)
 kiln_book_tool_output(conv2d run conv2d_bn_silu --device cpu:4 --stats -- run conv2d_bn_silu_unfused --device cpu:4 --stats
                       -- run conv2d_bn_silu --k 3 --device cpu:4 --stats)
 # book.library: chapter 22's library builds as a project of its own against

@@ -37,6 +37,7 @@ class Case:
     triton: list
     config: str  # the Triton configuration and why it stands for the kernel
     ci: bool = True  # in the CI subset
+    at_kiln_config: bool = False  # Triton runs kiln's own configuration (the warps must agree)
     notes: list = field(default_factory=list)
 
 
@@ -149,7 +150,7 @@ def matmul(size=2048, dtype="bf16", tiles=(128, 256, 64, 8, 3), name="matmul", c
            f"{stages} stages (the large-tile config for big bf16 GEMMs)" if name == "matmul" else
            f"Triton at kiln's tiles {block_m}x{block_n}x{block_k}, {warps} warps, {stages} stages: "
            f"the code generators side by side on the same tile")
-    return Case(name, "matmul", flags, dtype, [launch], why, ci=ci)
+    return Case(name, "matmul", flags, dtype, [launch], why, ci=ci, at_kiln_config=name != "matmul")
 
 
 def conv2d_bn_silu(dtype="f16", batch=32, channels=64, size=56, out_channels=64, kernel=3, stride=1, pad=1):
@@ -187,11 +188,17 @@ def attention(head_dim=128, causal=True, dtype="f16", heads=16, seq=4096, ci=Tru
                 "BLOCK_M 128, BLOCK_N 64, 4 warps, 3 stages", ci=ci)
 
 
-def all_cases():
-    """Every case; `ci` marks the subset CI runs (every kernel once)."""
+# kiln's matmul configuration per architecture (kMatmulSm90a and kMatmulSm80
+# in kernels/include/kiln/kernels/matmul.hpp): BLOCK_M, BLOCK_N, BLOCK_K,
+# warps, stages. cpu_half checks that kiln's launch has these warps and grid.
+KILN_MATMUL_TILES = {"sm_90a": (128, 128, 64, 8, 3), "sm_80": (64, 64, 32, 4, 3)}
+
+
+def all_cases(arch="sm_90a"):
+    """Every case for `arch`; `ci` marks the subset CI runs (every kernel once)."""
     return [
         vector_add(), softmax(), layer_norm(), layer_norm_backward(), rms_norm(), dropout(),
-        matmul(), matmul(tiles=(64, 64, 32, 4, 3), name="matmul_kiln_tiles", ci=False),
+        matmul(), matmul(tiles=KILN_MATMUL_TILES[arch], name="matmul_kiln_tiles", ci=False),
         conv2d_bn_silu(),
         attention(128, True), attention(128, False, ci=False), attention(64, True, ci=False),
         attention(64, False, ci=False),

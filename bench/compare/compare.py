@@ -46,7 +46,7 @@ def main(argv):
     if args.half == "cpu":
         import cases
         import cpu_half
-        selected = [c for c in cases.all_cases() if args.subset == "all" or c.ci]
+        selected = [c for c in cases.all_cases(args.arch) if args.subset == "all" or c.ci]
         if args.keep:
             os.makedirs(args.keep, exist_ok=True)
         cpu_half.run(kiln, args.arch, selected, args.json, args.keep)

@@ -100,6 +100,9 @@ def run_case(kiln, case, arch, keep_dir):
     kiln_to_ptx_ms, kiln_warm_ms = kiln_compile_ms(report)
     pairs = []
     for index, (k, t) in enumerate(zip(kiln_launches, triton_launches)):
+        if case.at_kiln_config and k["num_warps"] != t["num_warps"]:
+            raise SystemExit(f"compare.py: {case.name}: kiln launches {k['num_warps']} warps on {arch}, the Triton "
+                             f"side {t['num_warps']}; keep KILN_MATMUL_TILES in cases.py in step with matmul.hpp")
         stem = f"{case.name}.{index}"
         kiln_code = sass.analyse(k["ptx"], arch, "kiln." + stem, keep_dir)
         triton_code = sass.analyse(t["ptx"], arch, "triton." + stem, keep_dir)

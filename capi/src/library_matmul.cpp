@@ -1,11 +1,13 @@
 // The library's matmul through the C API: c [m, n] = a [m, k] @ b [k, n] with
-// an f32 accumulator and no epilogue, any non-negative strides; the
-// registry's tile shape (64 x 64 x 32, groups of 8 tile rows).
+// an f32 accumulator and no epilogue, any non-negative strides; in the
+// registry's configuration for the device's architecture (kMatmulSm80 or
+// kMatmulSm90a, target_arch.hpp).
 #include <cstdint>
 #include <memory>
 
 #include "api_error.hpp"
 #include "kiln/kernels/matmul.hpp"
+#include "kiln/kernels/target_arch.hpp"
 #include "library_kernels.hpp"
 #include "program_launch.hpp"
 
@@ -13,13 +15,11 @@ namespace kiln::capi {
 
 namespace {
 
-constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kGroupM = 8;
-
-template <class C>
+template <class C, kernels::MatmulConfig G>
 std::shared_ptr<const runtime::Program> matmul_program() {
   namespace kl = kiln;
-  return kl::compile<
-             kernels::matmul<kl::Scalar<C>, kl::Scalar<C>, kBlockM, kBlockN, kBlockK, kGroupM, kernels::Epilogue{}>>()
+  return kl::compile<kernels::matmul<kl::Scalar<C>, kl::Scalar<C>, G.block_m, G.block_n, G.block_k, G.group_m,
+                                     kernels::Epilogue{}>>(G.compile_options())
       .program_ptr();
 }
 
@@ -29,14 +29,14 @@ std::uint64_t stride_bits(const TensorArgument& tensor, int dim) {
   return i32_bits(tensor.shape()[dim] > 1 ? tensor.strides()[dim] : 0);
 }
 
-template <class C>
-void launch_as(const Device& device, const TensorArgument& a, const TensorArgument& b, const TensorArgument& c) {
+template <class C, kernels::MatmulConfig G>
+void launch_in(const Device& device, const TensorArgument& a, const TensorArgument& b, const TensorArgument& c) {
   const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  const std::int64_t programs = ((m + kBlockM - 1) / kBlockM) * ((n + kBlockN - 1) / kBlockN);
+  const std::int64_t programs = ((m + G.block_m - 1) / G.block_m) * ((n + G.block_n - 1) / G.block_n);
   require(programs <= INT32_MAX, "matmul of " + a.shape_string() + " by " + b.shape_string() + " needs " +
                                      std::to_string(programs) + " programs, more than a grid holds");
   const runtime::KernelArgument none{};  // p, seed and offset: the epilogue has no dropout
-  launch_program(*matmul_program<C>(), device, {static_cast<int>(programs), 1, 1},
+  launch_program(*matmul_program<C, G>(), device, {static_cast<int>(programs), 1, 1},
                  {pointer_argument(a),
                   pointer_argument(b),
                   pointer_argument(c),
@@ -53,6 +53,12 @@ void launch_as(const Device& device, const TensorArgument& a, const TensorArgume
                   none,
                   none,
                   none});
+}
+
+template <class C>
+void launch_as(const Device& device, const TensorArgument& a, const TensorArgument& b, const TensorArgument& c) {
+  if (kernels::target_arch(device) == "sm_90a") return launch_in<C, kernels::kMatmulSm90a>(device, a, b, c);
+  launch_in<C, kernels::kMatmulSm80>(device, a, b, c);
 }
 
 }  // namespace

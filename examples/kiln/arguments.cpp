@@ -135,7 +135,9 @@ DumpCommand check_dump(const DumpArgs& args, const std::vector<std::string>& ext
     throw std::invalid_argument(std::string(args.value.empty() ? "--launch" : "--value") +
                                 " chooses the tile --svg draws; add --svg FILE");
   if (args.launch < -1) throw std::invalid_argument("--launch must be at least 0, got " + std::to_string(args.launch));
-  return {.run = {kernel.name, kernels::make_options(kernel, flags, args.dtype, Device::cpu(args.sms))},
+  kernels::RunOptions options = kernels::make_options(kernel, flags, args.dtype, Device::cpu(args.sms));
+  options.arch = args.arch;
+  return {.run = {kernel.name, std::move(options)},
           .stage = args.stage,
           .arch = args.arch,
           .locations = args.locations,
@@ -199,7 +201,10 @@ Command parse_command_line(int argc, const char* const* argv) {
       "--stage", dump.stage,
       "ir (as traced), opt (after the IR passes), layout (the GPU layout of each tile), llvm (LLVM IR for "
       "nvptx64) or ptx");
-  dump_cmd->add_option("--arch", dump.arch, "GPU target of the layout/llvm/ptx stages: sm_80 or sm_90a (default)");
+  dump_cmd->add_option(
+      "--arch", dump.arch,
+      "GPU target: the library configuration the kernel launches in, and the target of the layout/llvm/ptx "
+      "stages: sm_80 or sm_90a (default)");
   dump_cmd->add_option("--dtype", dump.dtype, "element dtype");
   dump_cmd->add_flag("--locations", dump.locations, "print source locations");
   dump_cmd->add_flag("--json", dump.json,

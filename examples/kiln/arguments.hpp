@@ -36,8 +36,9 @@ struct RunCommand {
 };
 
 struct DumpCommand {
-  /// The options on `cpu:<sms>`: a plan sized by the device's parallelism is
-  /// the one made for a GPU with that many SMs.
+  /// The options on `cpu:<sms>`, for `arch`: a plan sized by the device's
+  /// parallelism is the one made for a GPU with that many SMs, in the
+  /// configuration for that architecture.
   KernelRun run;
   std::string stage;  // ir, opt, layout, llvm or ptx
   std::string arch;   // sm_80 or sm_90a

@@ -22,15 +22,29 @@ namespace kiln::kernels {
 
 namespace {
 
-// One tile shape for every size: 64 x 64 tiles of C (64 programs for the
-// default 512 x 512 C, enough for every core), BLOCK_K = 32 keeping a tile of
-// A and of B at 2048 elements each, and groups of 8 tile rows.
-constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kGroupM = 8;
 constexpr int kDropoutBlock = 1024;
-const std::string kTilePlan = "tiles " + std::to_string(kBlockM) + "x" + std::to_string(kBlockN) + "x" +
-                              std::to_string(kBlockK) + ", GROUP_M " + std::to_string(kGroupM);
 // The first dropout offset of C's element (0, 0).
 constexpr std::uint32_t kDropoutOffset = 0;
+
+/// The configuration's line in the run's report.
+std::string plan_of(const MatmulConfig& config) {
+  return "tiles " + std::to_string(config.block_m) + "x" + std::to_string(config.block_n) + "x" +
+         std::to_string(config.block_k) + ", GROUP_M " + std::to_string(config.group_m) + ", " +
+         std::to_string(config.num_warps) + " warps, " + std::to_string(config.num_stages) + " stages";
+}
+
+template <MatmulConfig CONFIG>
+struct config_tag {
+  static constexpr MatmulConfig value = CONFIG;
+};
+
+/// fn(config_tag<c>{}) for the configuration c of the run's target
+/// architecture: kMatmulSm90a on sm_90a, kMatmulSm80 elsewhere.
+template <class F>
+decltype(auto) with_config(const RunOptions& options, F&& fn) {
+  if (target_arch(options) == "sm_90a") return fn(config_tag<kMatmulSm90a>{});
+  return fn(config_tag<kMatmulSm80>{});
+}
 
 template <Epilogue E>
 struct epilogue_tag {
@@ -119,12 +133,13 @@ void check(RunReport& report, const RunOptions& options, const MatmulProblem& pr
   report.tolerance = normwise_tolerance(ref);
 }
 
-template <class C, class Out, Epilogue E>
+template <class C, class Out, Epilogue E, MatmulConfig G>
 auto fused_kernel() {
-  return kl::compile<matmul<kl::Scalar<C>, kl::Scalar<Out>, kBlockM, kBlockN, kBlockK, kGroupM, E>>();
+  return kl::compile<matmul<kl::Scalar<C>, kl::Scalar<Out>, G.block_m, G.block_n, G.block_k, G.group_m, E>>(
+      G.compile_options());
 }
 
-template <class C, class Out, Epilogue E>
+template <class C, class Out, Epilogue E, MatmulConfig G>
 RunReport run_fused(const RunOptions& options) {
   const MatmulProblem problem = problem_of(options);
   const Inputs<C> inputs(problem, options.seed);
@@ -132,14 +147,14 @@ RunReport run_fused(const RunOptions& options) {
   auto a = Buffer<C>::from(inputs.a, options.device), b = Buffer<C>::from(inputs.b, options.device);
   auto bias = Buffer<C>::from(inputs.bias, options.device);
   Buffer<Out> c(static_cast<std::size_t>(m) * n, options.device);
-  const auto kernel = fused_kernel<C, Out, E>();
-  const kl::Grid grid(kl::cdiv(m, kBlockM) * kl::cdiv(n, kBlockN));
+  const auto kernel = fused_kernel<C, Out, E, G>();
+  const kl::Grid grid(kl::cdiv(m, G.block_m) * kl::cdiv(n, G.block_n));
   const auto seed = static_cast<std::int64_t>(options.seed);
   auto launch = [&] {
     return kernel.launch(grid, a, b, c, bias, m, n, k, k, 1, n, 1, n, 1, problem.p, seed, problem.offset);
   };
   RunReport report;
-  report.plan = kTilePlan;
+  report.plan = plan_of(G);
   report.stats = launch();
   if (options.bench) report.seconds = median_seconds(options.device, launch);
   // A and B read once, the bias once, C written once.
@@ -151,15 +166,16 @@ RunReport run_fused(const RunOptions& options) {
 
 /// The kernels of the unfused sequence: the plain matmul, bias_gelu (with
 /// the epilogue's bias and GELU only) and dropout.
-template <class C, class Out, Epilogue E>
+template <class C, class Out, Epilogue E, MatmulConfig G>
 auto unfused_kernels() {
   constexpr Epilogue bias_and_gelu{.bias = E.bias, .gelu = E.gelu};
-  return std::tuple(kl::compile<plain_matmul<kl::Scalar<C>, kBlockM, kBlockN, kBlockK, kGroupM>>(),
-                    kl::compile<bias_gelu<kl::Scalar<C>, kl::Scalar<Out>, kBlockM, kBlockN, bias_and_gelu>>(),
-                    kl::compile<dropout<kl::Scalar<Out>, kDropoutBlock>>());
+  return std::tuple(
+      kl::compile<plain_matmul<kl::Scalar<C>, G.block_m, G.block_n, G.block_k, G.group_m>>(G.compile_options()),
+      kl::compile<bias_gelu<kl::Scalar<C>, kl::Scalar<Out>, G.block_m, G.block_n, bias_and_gelu>>(),
+      kl::compile<dropout<kl::Scalar<Out>, kDropoutBlock>>());
 }
 
-template <class C, class Out, Epilogue E>
+template <class C, class Out, Epilogue E, MatmulConfig G>
 RunReport run_unfused(const RunOptions& options) {
   const MatmulProblem problem = problem_of(options);
   const Inputs<C> inputs(problem, options.seed);
@@ -169,23 +185,23 @@ RunReport run_unfused(const RunOptions& options) {
   Buffer<float> product(static_cast<std::size_t>(m) * n, options.device);
   Buffer<Out> activated(static_cast<std::size_t>(m) * n, options.device),
       c(static_cast<std::size_t>(m) * n, options.device);
-  const auto [plain, activation, drop] = unfused_kernels<C, Out, E>();
+  const auto [plain, activation, drop] = unfused_kernels<C, Out, E, G>();
   const auto seed = static_cast<std::int64_t>(options.seed);
   const int elements = m * n;
   // The sequence ends in `c`: without dropout (p = 0) bias_gelu writes it.
   Buffer<Out>& activation_out = E.dropout ? activated : c;
   auto launch = [&] {
-    runtime::LaunchStats stats = plain.launch(kl::Grid(kl::cdiv(m, kBlockM) * kl::cdiv(n, kBlockN)), a, b, product,
+    runtime::LaunchStats stats = plain.launch(kl::Grid(kl::cdiv(m, G.block_m) * kl::cdiv(n, G.block_n)), a, b, product,
                                               bias, m, n, k, k, 1, n, 1, n, 1, problem.p, seed, problem.offset);
-    stats += activation.launch(kl::Grid(kl::cdiv(m, kBlockM), kl::cdiv(n, kBlockN)), product, bias, activation_out, m,
-                               n, n, n);
+    stats += activation.launch(kl::Grid(kl::cdiv(m, G.block_m), kl::cdiv(n, G.block_n)), product, bias, activation_out,
+                               m, n, n, n);
     if (E.dropout)
       stats += drop.launch(kl::Grid(kl::cdiv(elements, kDropoutBlock)), activated, c, elements, problem.p, seed,
                            problem.offset);
     return stats;
   };
   RunReport report;
-  report.plan = kTilePlan;
+  report.plan = plan_of(G);
   report.stats = launch();
   if (options.bench) report.seconds = median_seconds(options.device, launch);
   // The matmul reads A and B and writes the f32 product; bias_gelu reads it
@@ -199,27 +215,32 @@ RunReport run_unfused(const RunOptions& options) {
   return report;
 }
 
-/// fn.template operator()<C, Out, E>() for the options' dtypes and epilogue.
+/// fn.template operator()<C, Out, E, G>() for the options' dtypes, epilogue
+/// and target architecture's configuration.
 template <class F>
 decltype(auto) dispatch(const RunOptions& options, F&& fn) {
   const MatmulProblem problem = problem_of(options);
   return with_dtypes(options, [&](auto in, auto out) {
     return with_epilogue(problem.epilogue, [&](auto epilogue) {
-      return fn
-          .template operator()<typename decltype(in)::type, typename decltype(out)::type, decltype(epilogue)::value>();
+      return with_config(options, [&](auto config) {
+        return fn.template operator()<typename decltype(in)::type, typename decltype(out)::type,
+                                      decltype(epilogue)::value, decltype(config)::value>();
+      });
     });
   });
 }
 }  // namespace
 
 RunReport run_matmul(const RunOptions& options) {
-  return dispatch(options,
-                  []<class C, class Out, Epilogue E>() { return std::function(run_fused<C, Out, E>); })(options);
+  return dispatch(options, []<class C, class Out, Epilogue E, MatmulConfig G>() {
+    return std::function(run_fused<C, Out, E, G>);
+  })(options);
 }
 
 RunReport run_matmul_unfused(const RunOptions& options) {
-  return dispatch(options,
-                  []<class C, class Out, Epilogue E>() { return std::function(run_unfused<C, Out, E>); })(options);
+  return dispatch(options, []<class C, class Out, Epilogue E, MatmulConfig G>() {
+    return std::function(run_unfused<C, Out, E, G>);
+  })(options);
 }
 
 }  // namespace kiln::kernels

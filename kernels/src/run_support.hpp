@@ -57,4 +57,8 @@ double median_seconds(const Device& device, F&& launch) {
 /// work by.
 int compute_units(const Device& device);
 
+/// The GPU architecture whose configuration the run launches in: the
+/// options' `arch` when set, else the device's (target_arch.hpp).
+std::string target_arch(const RunOptions& options);
+
 }  // namespace kiln::kernels

@@ -13,7 +13,7 @@ kiln_cli_test(softmax_check 0 "softmax rows=1000 cols=1111 f32 on cpu\n  check: 
   run softmax --rows 1000 --cols 1111 --check)
 kiln_cli_test(vector_add_check 0 "vector_add n=10000001 f32 on cpu\n  check: ${below_1e6} .* ok"
   run vector_add --n 10000001 --check)
-kiln_cli_test(matmul_on_emu_sm_90a 0 "on emu-sm_90a\n.*check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok"
+kiln_cli_test(matmul_on_emu_sm_90a 0 "on emu-sm_90a\n  plan: tiles 128x128x64, GROUP_M 8, 8 warps, 3 stages\n.*check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok"
   run matmul --dtype bf16 --device emu-sm_90a --check)
 kiln_cli_test(softmax_f16_check 0 "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok" run softmax --rows 33 --cols 2049 --dtype f16 --check)
 kiln_cli_test(softmax_bf16_narrow_check 0 "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok" run softmax --rows 7 --cols 5 --dtype bf16 --check)
@@ -58,6 +58,13 @@ kiln_cli_test(dump_layout 0 "register" dump vector_add --stage layout)
 set(matmul_ring "ring %[0-9]+ : shared<3x(64x32|32x64)xf16>: 3 stages of 4096 bytes at offset")
 kiln_cli_test(dump_layout_rings 0 "\n${matmul_ring} 0, layout chosen for its copies and dot fragments\n.*\n${matmul_ring} 12288, layout chosen for its copies and dot fragments\n.*\nshared rings: 2, 24576 bytes\n"
   dump matmul --dtype f16 --stage layout --arch sm_80)
+# On sm_90a the matmul runs in its sm_90a configuration: three 16 KiB
+# stages per operand in wgmma's swizzled layout, 8 warps.
+set(matmul_ring_sm90a "ring %[0-9]+ : shared<3x(128x64|64x128)xf16>: 3 stages of 16384 bytes at offset")
+kiln_cli_test(dump_layout_rings_sm_90a 0 "\n${matmul_ring_sm90a} 0, wgmma's swizzled layout\n.*\n${matmul_ring_sm90a} 49152, wgmma's swizzled layout\n.*\nshared rings: 2, 98304 bytes\n"
+  dump matmul --dtype f16 --stage layout --arch sm_90a)
+kiln_cli_test(dump_matmul_ptx_sm_90a 0 "\\.maxntid 256, 1, 1.*wgmma\\.mma_async\\.sync\\.aligned\\.m64n128k16\\.f32\\.f16\\.f16"
+  dump matmul --dtype f16 --stage ptx --arch sm_90a)
 kiln_cli_test(dump_attention_ptx 0 "\\.entry attention.*wgmma\\.mma_async\\.sync\\.aligned\\.m64n" dump attention --stage ptx)
 kiln_cli_test(dump_attention_ptx_sm_80 0 "\\.entry attention.*mma\\.sync\\.aligned\\.m16n8k16" dump attention --stage ptx --arch sm_80)
 kiln_cli_test(dump_softmax_ptx 0 "\\.entry softmax.*shfl\\.sync\\.bfly" dump softmax --stage ptx)

@@ -170,19 +170,19 @@ def layout(kiln, out):
     # then warps take the next 4, and the pattern of 512 repeats in registers 4-7.
     check_tile(kiln, out, "layout_vector_add", ["dump", "vector_add"], [(e,) for e in range(1024)],
                lambda e: [((e // 128) % 4, (e // 4) % 32, e % 4 + 4 * (e // 512))])
-    # matmul's 64 x 32 tile of f32 (a bias slice): the kernel's 2-D blocked
-    # layout is sized by its 64 x 64 tiles, 4 columns per thread, 16 lanes
+    # matmul's 64 x 32 tile of f32 (a bias slice) in sm_80's configuration:
+    # the kernel's 2-D blocked layout is sized by its 64 x 64 tiles, 4 columns per thread, 16 lanes
     # along a row and 2 rows per warp, the 4 warps below each other and
     # registers repeating every 8 rows. Lanes l and l + 8 then hold the same
     # columns of a 32-wide tile: two holders per element. 32 x 32 cells drawn.
-    dump = run([kiln, "dump", "matmul", "--stage", "layout"])
+    dump = run([kiln, "dump", "matmul", "--stage", "layout", "--arch", "sm_80"])
     ids = re.findall(r"^%(\d+) : tile<64x32xf32>$", dump, re.M)
     if check(ids, "matmul has no tile<64x32xf32> in its layout dump"):
         def holders(row, col):
             lane = (row % 2) * 16 + (col % 32) // 4
             reg = col % 4 + 4 * (row // 8)
             return [((row // 2) % 4, lane, reg), ((row // 2) % 4, lane + 8, reg)]
-        svg = check_tile(kiln, out, "layout_matmul", ["dump", "matmul", "--value", f"%{ids[0]}"],
+        svg = check_tile(kiln, out, "layout_matmul", ["dump", "matmul", "--arch", "sm_80", "--value", f"%{ids[0]}"],
                          [(r, c) for r in range(32) for c in range(32)], holders)
         title = ET.parse(svg).getroot().find(SVG + "title").text
         check(title.startswith(f"%{ids[0]} : tile<64x32xf32> in matmul"), f"layout_matmul: title '{title}'")

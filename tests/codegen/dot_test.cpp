@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -240,15 +241,15 @@ TEST(MmaFallback, OtherDotsStayOnTheFmaUnits) {
 /// Whether a kernel must be free of spills or only has its spills reported.
 enum class Spills { none_allowed, reported };
 
-/// Lowers `fn` for sm_80 and sm_90a with `num_warps` warps, on tensor cores
-/// or the FMA units; ptxas must accept each, without spills unless `spills`
-/// says they are only reported. The registers and spills ptxas reports are
-/// printed.
+/// Lowers `fn` for `archs` (sm_80 and sm_90a) with `num_warps` warps, on
+/// tensor cores or the FMA units; ptxas must accept each, without spills
+/// unless `spills` says they are only reported. The registers and spills
+/// ptxas reports are printed.
 void expect_lowers(const ir::Function& fn, const std::string& stem, Spills spills, bool tensor_cores = false,
-                   int num_warps = 4) {
+                   int num_warps = 4, const std::vector<const char*>& archs = {"sm_80", "sm_90a"}) {
   if (!std::filesystem::exists(kPtxas))
     GTEST_SKIP() << kPtxas << " not found: install the CUDA toolkit to check the PTX";
-  for (const char* arch : {"sm_80", "sm_90a"}) {
+  for (const char* arch : archs) {
     const lowering::GpuKernel kernel =
         lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = num_warps, .tensor_cores = tensor_cores});
     if (tensor_cores) {
@@ -270,17 +271,29 @@ void expect_lowers(const ir::Function& fn, const std::string& stem, Spills spill
   }
 }
 
-// matmul at the registry's tiles (64 x 64 x 32, GROUP_M 8, 4 warps).
-constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kGroupM = 8;
+/// matmul in configuration G, compiled with its options.
+template <class T, kernels::Epilogue E, kernels::MatmulConfig G>
+auto compile_matmul() {
+  return kl::compile<kernels::matmul<T, T, G.block_m, G.block_n, G.block_k, G.group_m, E>>(G.compile_options());
+}
 
+// a, b, c, bias, m, n, k, stride_am, stride_ak (1), stride_bk, stride_bn (1), stride_cm, stride_cn (1), p, seed,
+// offset.
+constexpr const char* kMatmulLaunchFacts = "aaaaaaaa1a1a1---";
+
+/// matmul in the configuration the library launches on each architecture:
+/// sm_80's (lowered for sm_80 and sm_90a, on the FMA units) and sm_90a's
+/// (for sm_90a, on the units its dtype runs on there).
 template <class T, kernels::Epilogue E>
 void expect_matmul_lowers(const std::string& stem) {
-  auto compiled = kl::compile<kernels::matmul<T, T, kBlockM, kBlockN, kBlockK, kGroupM, E>>();
-  expect_lowers(compiled.ir(), stem, Spills::none_allowed);
-  // a, b, c, bias, m, n, k, stride_am, stride_ak (1), stride_bk, stride_bn (1), stride_cm, stride_cn (1), p, seed,
-  // offset.
-  expect_lowers(compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized(), stem + "_specialized",
+  auto sm80 = compile_matmul<T, E, kernels::kMatmulSm80>();
+  expect_lowers(sm80.ir(), stem, Spills::none_allowed);
+  expect_lowers(sm80.program().specialized(launch_facts(kMatmulLaunchFacts))->optimized(), stem + "_specialized",
                 Spills::none_allowed);
+  auto sm90a = compile_matmul<T, E, kernels::kMatmulSm90a>();
+  expect_lowers(sm90a.program().specialized(launch_facts(kMatmulLaunchFacts))->optimized(),
+                stem + "_sm90a_config_specialized", Spills::none_allowed, !std::is_same_v<T, kl::f32>,
+                kernels::kMatmulSm90a.num_warps, {"sm_90a"});
 }
 
 TEST(DotKernels, MatmulF16Plain) { expect_matmul_lowers<kl::f16, kernels::Epilogue{}>("matmul_f16"); }
@@ -393,16 +406,15 @@ TEST(DotKernels, Conv2dGemmF32Unfused) {
 
 // The same kernels with their f16 and bf16 dots on tensor cores.
 TEST(DotKernelsOnTensorCores, MatmulF16) {
-  auto compiled =
-      kl::compile<kernels::matmul<kl::f16, kl::f16, kBlockM, kBlockN, kBlockK, kGroupM, kernels::Epilogue{}>>();
+  auto compiled = compile_matmul<kl::f16, kernels::Epilogue{}, kernels::kMatmulSm80>();
   expect_lowers(compiled.ir(), "mma_matmul_f16", Spills::none_allowed, true);
-  expect_lowers(compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized(),
+  expect_lowers(compiled.program().specialized(launch_facts(kMatmulLaunchFacts))->optimized(),
                 "mma_matmul_f16_specialized", Spills::none_allowed, true);
 }
 TEST(DotKernelsOnTensorCores, MatmulBf16BiasGeluTanhDropout) {
   constexpr kernels::Epilogue epilogue{.bias = true, .gelu = kernels::Gelu::tanh, .dropout = true};
-  auto compiled = kl::compile<kernels::matmul<kl::bf16, kl::bf16, kBlockM, kBlockN, kBlockK, kGroupM, epilogue>>();
-  expect_lowers(compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized(),
+  auto compiled = compile_matmul<kl::bf16, epilogue, kernels::kMatmulSm80>();
+  expect_lowers(compiled.program().specialized(launch_facts(kMatmulLaunchFacts))->optimized(),
                 "mma_matmul_bf16_bias_gelu_tanh_dropout_specialized", Spills::none_allowed, true);
 }
 TEST(DotKernelsOnTensorCores, AttentionF16Head64) {

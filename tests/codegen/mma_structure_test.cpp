@@ -1,17 +1,19 @@
 // The structure of the library's tensor-core loops in PTX, for sm_80 and
-// sm_90a (mma.sync, and on sm_90a wgmma) at the configurations the library launches: the accumulator stays
-// in registers across the K loop (no f32 shared-memory traffic inside it),
-// the loop holds the expected mma.sync count, and the operands reach their
-// fragments through ldmatrix (no 16-bit shared loads). Pipelined (matmul, 3
-// stages) they arrive by 16-byte cp.async into the rings, with one
-// wait_group leaving the next stages' copies in flight, one barrier and no
-// loads or stores of their own; unpipelined (attention at head_dim 64) in
-// 16-byte loads (K^T too, which runs along its rows in memory) staged with
-// at most two barriers per crossing. Attention's Q and P reach their dots
-// from registers.
+// sm_90a (mma.sync, and on sm_90a wgmma) at the configurations the library
+// launches: the accumulator stays in registers across the K loop (no f32
+// shared-memory traffic inside it), the loop holds the expected mma.sync
+// count, and the operands reach their fragments through ldmatrix (no 16-bit
+// shared loads). Pipelined (matmul, 3 stages) they arrive by 16-byte
+// cp.async into the rings, with one wait_group leaving the next stages'
+// copies in flight, one barrier and no loads or stores of their own (matmul
+// at sm_80's configuration and, on wgmma, at sm_90a's); unpipelined
+// (attention at head_dim 64) in 16-byte loads (K^T too, which runs along
+// its rows in memory) staged with at most two barriers per crossing.
+// Attention's Q and P reach their dots from registers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,23 +112,36 @@ void expect_wgmma_loop(const ir::Function& fn, int num_warps, int dots, const Wg
   KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", stem);
 }
 
-// The registry's matmul tiles: 64 x 64 x 32 with 4 warps, so each warp holds
-// a 16 x 64 slice of C: 8 tiles of 16 x 8, 2 k-steps of 16 each.
-constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kGroupM = 8;
-constexpr int kMatmulMmaPerIteration = 8 * 2;
+/// The library's matmul in configuration G, its K loop pipelined.
+template <class T, kernels::Epilogue E, kernels::MatmulConfig G>
+std::unique_ptr<ir::Function> matmul_at() {
+  auto compiled =
+      kl::compile<kernels::matmul<T, T, G.block_m, G.block_n, G.block_k, G.group_m, E>>(G.compile_options());
+  return ir::clone(compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized());
+}
+
+/// 16-byte copies per thread per iteration into the rings of configuration G.
+constexpr int copies_per_iteration(const kernels::MatmulConfig& g) {
+  return (g.block_m + g.block_n) * g.block_k * 2 / (16 * 32 * g.num_warps);
+}
 
 template <class T, kernels::Epilogue E>
 void expect_matmul_loop(const std::string& stem) {
-  auto compiled = kl::compile<kernels::matmul<T, T, kBlockM, kBlockN, kBlockK, kGroupM, E>>();
-  // Each warp reads its 16 x 32 slice of a as 2 ldmatrix.x4 and all of b
-  // (32 x 64) as 8 ldmatrix.x4.trans, since b is stored along N and its
-  // fragment runs along K; the 128 threads copy a and b in 16-byte pieces.
-  const ir::Function& fn = compiled.program().specialized(launch_facts("aaaaaaaa1a1a1---"))->optimized();
-  const int copies = (kBlockM + kBlockN) * kBlockK * 2 / (16 * 128);
-  expect_mma_loop(fn, 4, {kMatmulMmaPerIteration, kBlockM / 4 * kBlockK / 256, kBlockK * kBlockN / 256, copies, 0},
-                  stem);
-  // On wgmma the warpgroup's 64 x 64 slice takes one instruction per 16 of K.
-  expect_wgmma_loop(fn, 4, 1, {kBlockK / 16, copies, 1}, stem);
+  // sm_80's configuration, 64 x 64 x 32 at 4 warps: each warp holds a 16 x
+  // 64 slice of C, 8 tiles of 16 x 8, 2 k-steps of 16 each; it reads its
+  // 16 x 32 slice of a as 2 ldmatrix.x4 and all of b (32 x 64) as 8
+  // ldmatrix.x4.trans, since b is stored along N and its fragment runs
+  // along K.
+  constexpr kernels::MatmulConfig sm80 = kernels::kMatmulSm80;
+  static_assert(sm80.block_m == 64 && sm80.block_n == 64 && sm80.block_k == 32 && sm80.num_warps == 4);
+  expect_mma_loop(*matmul_at<T, E, sm80>(), sm80.num_warps, {8 * 2, 2, 8, copies_per_iteration(sm80), 0}, stem);
+  // sm_90a's: each warpgroup's 64 x BLOCK_N slice takes one wgmma per 16 of
+  // K, its three stages of rings all kept.
+  constexpr kernels::MatmulConfig sm90a = kernels::kMatmulSm90a;
+  const std::unique_ptr<ir::Function> fn90 = matmul_at<T, E, sm90a>();
+  expect_wgmma_loop(*fn90, sm90a.num_warps, 1, {sm90a.block_k / 16, copies_per_iteration(sm90a), 1}, stem + "_sm90a");
+  const lowering::GpuKernel kernel = lowering::compile_for_gpu(*fn90, {.arch = "sm_90a", .num_warps = sm90a.num_warps});
+  EXPECT_GE(kernel.shared_bytes, sm90a.num_stages * (sm90a.block_m + sm90a.block_n) * sm90a.block_k * 2) << stem;
 }
 
 TEST(MmaStructure, MatmulF16KeepsTheAccumulatorInRegisters) {

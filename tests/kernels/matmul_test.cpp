@@ -2,8 +2,10 @@
 // inputs; shapes with odd M, N and K, smaller than a tile, and K not a
 // multiple of BLOCK_K; each epilogue (none, bias, bias + GELU in both forms,
 // dropout with and without them, a cast to another output dtype); a padded
-// C and a B given transposed through its strides; and the grouped program
-// ordering, which must visit every tile once, group by group.
+// C and a B given transposed through its strides; the configurations the
+// library launches (kMatmulSm80, kMatmulSm90a) with tails in M, N and K;
+// and the grouped program ordering, which must visit every tile once,
+// group by group.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -18,12 +20,15 @@ namespace {
 namespace kl = kiln;
 using kiln::kernels::Epilogue;
 using kiln::kernels::Gelu;
+using kiln::kernels::MatmulConfig;
 using kiln::kernels::MatmulProblem;
 using kiln::test::expect_equal;
 using kiln::test::expect_within;
 using kiln::test::random_values;
 
-constexpr int kBlockM = 16, kBlockN = 16, kBlockK = 16, kGroupM = 2;
+/// Small tiles, so that the shapes below span several: 4 warps, 3 stages.
+constexpr MatmulConfig kSmallTiles{
+    .block_m = 16, .block_n = 16, .block_k = 16, .group_m = 2, .num_warps = 4, .num_stages = 3};
 constexpr std::int64_t kSeed = 0x1234'5678'9ABC'DEF1;
 constexpr std::uint32_t kOffset = 4242;
 constexpr float kP = 0.25f;
@@ -33,10 +38,10 @@ struct Layout {
   bool b_transposed = false;  // B stored as [n, k] and read through strides
 };
 
-/// Runs the fused kernel with EPILOGUE on seeded inputs of shape m x n x k and
-/// checks every element of C against the reference's bound (and that the
-/// padding of C is untouched).
-template <class C, class Out, Epilogue EPILOGUE>
+/// Runs the fused kernel with EPILOGUE in configuration G on seeded inputs
+/// of shape m x n x k and checks every element of C against the reference's
+/// bound (and that the padding of C is untouched).
+template <class C, class Out, Epilogue EPILOGUE, MatmulConfig G = kSmallTiles>
 void check_matmul(int m, int n, int k, Layout layout = {}) {
   const std::string what = "matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   const auto a = random_values<C>(static_cast<std::size_t>(m) * k, 11 + m);
@@ -52,8 +57,10 @@ void check_matmul(int m, int n, int k, Layout layout = {}) {
   auto ba = kl::Buffer<C>::from(a), bb = kl::Buffer<C>::from(b_stored), bbias = kl::Buffer<C>::from(bias);
   auto bc = kl::Buffer<Out>::from(std::vector<Out>(static_cast<std::size_t>(m) * ldc, sentinel));
   const int stride_bk = layout.b_transposed ? 1 : n, stride_bn = layout.b_transposed ? k : 1;
-  const int grid = kl::cdiv(m, kBlockM) * kl::cdiv(n, kBlockN);
-  kl::compile<kiln::kernels::matmul<kl::Scalar<C>, kl::Scalar<Out>, kBlockM, kBlockN, kBlockK, kGroupM, EPILOGUE>>()
+  const int grid = kl::cdiv(m, G.block_m) * kl::cdiv(n, G.block_n);
+  kl::compile<
+      kiln::kernels::matmul<kl::Scalar<C>, kl::Scalar<Out>, G.block_m, G.block_n, G.block_k, G.group_m, EPILOGUE>>(
+      G.compile_options())
       .launch(kl::Grid(grid), ba, bb, bc, bbias, m, n, k, k, 1, stride_bk, stride_bn, ldc, 1, kP, kSeed, kOffset);
 
   MatmulProblem problem{.m = m,
@@ -120,6 +127,15 @@ TYPED_TEST(Matmul, PaddedCAndTransposedB) {
   constexpr Epilogue epilogue{.bias = true, .gelu = Gelu::erf, .dropout = true};
   check_matmul<TypeParam, TypeParam, epilogue>(37, 29, 45, {.c_padding = 5});
   check_matmul<TypeParam, TypeParam, epilogue>(37, 29, 45, {.b_transposed = true});
+}
+
+// The library's configurations: 2 x 2 tiles of sm_90a's 128 x 128 with
+// tails in M and N, and K = 100 (a full BLOCK_K of 64 then a tail; sm_80's
+// 32: three and a tail), every epilogue step on.
+TYPED_TEST(Matmul, TheLibrarysConfigurations) {
+  constexpr Epilogue epilogue{.bias = true, .gelu = Gelu::erf, .dropout = true};
+  check_matmul<TypeParam, TypeParam, epilogue, kiln::kernels::kMatmulSm80>(200, 136, 100);
+  check_matmul<TypeParam, TypeParam, epilogue, kiln::kernels::kMatmulSm90a>(200, 136, 100);
 }
 
 // Program pid records the tile grouped_tile gives it.

@@ -3,12 +3,14 @@
 // for sm_80 at 4 warps: one ring per operand with a slot per stage, slots
 // of one 4 KiB tile in the layout chosen for the copies and the ldmatrix
 // reads, the two rings one after the other; none when the loop is not
-// pipelined. The layout stage's description names each.
+// pipelined. The layout stage's description names each. The stages of a
+// loop whose rings would pass 96 KiB are cut.
 #include "kiln/lowering/shared_rings.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "carried_pointer_kernels.hpp"
 #include "kiln/lowering/axis_analysis.hpp"
@@ -18,12 +20,14 @@ namespace {
 
 namespace kl = kiln;
 
-SharedRings plan_tutorial(int stages) {
+/// The rings of the f16 tutorial matmul at BM x BN x BK tiles, `stages`
+/// asked for, planned for `target`.
+template <int BM = 64, int BN = 64, int BK = 32>
+SharedRings plan_tutorial(int stages, const GpuTarget& target = {.arch = "sm_80", .num_warps = 4}) {
   kl::CompileOptions options;
   options.num_stages = stages;
-  auto compiled = kl::compile<test::carried::tutorial_matmul<kl::f16, 64, 64, 32>>(options);
+  auto compiled = kl::compile<test::carried::tutorial_matmul<kl::f16, BM, BN, BK>>(options);
   const ir::Function& fn = compiled.program().optimized();
-  const GpuTarget target{.arch = "sm_80", .num_warps = 4};
   const AxisInfoMap axes = analyze_axes(fn);
   return plan_shared_rings(fn, axes, assign_layouts(fn, axes, target), target);
 }
@@ -49,6 +53,17 @@ TEST(SharedRings, EachStageOfEachOperandGetsASlot) {
         << described;
     EXPECT_NE(described.find("shared rings: 2, " + std::to_string(2 * ring_bytes) + " bytes\n"), std::string::npos)
         << described;
+  }
+}
+
+TEST(SharedRings, TheStagesAreCutToFitNinetySixKibibytes) {
+  // 128 x 64 and 64 x 128 f16 tiles: 32 KiB a stage, so 3 stages fit and a
+  // fourth does not.
+  for (const auto& [asked, kept] : {std::pair{3, 3}, std::pair{4, 3}, std::pair{8, 3}}) {
+    const SharedRings rings = plan_tutorial<128, 128, 64>(asked, {.arch = "sm_90a", .num_warps = 8});
+    ASSERT_EQ(rings.rings.size(), 2u) << asked;
+    for (const SharedRingPlan& ring : rings.rings) EXPECT_EQ(ring.stages, kept) << asked;
+    EXPECT_EQ(rings.bytes, 96u * 1024u) << asked;
   }
 }
 

@@ -48,6 +48,10 @@ struct RunOptions {
   std::map<std::string, std::string> choices;  // every Choice of the kernel
   std::string dtype;
   Device device = Device::cpu();
+  /// The GPU architecture whose configuration (tiles, warps, stages) the
+  /// library's kernels launch in, "sm_80" or "sm_90a"; empty: the device's
+  /// own (target_arch.hpp). `kiln dump --arch` sets it.
+  std::string arch;
   std::uint64_t seed = 0;
   bool check = false;
   bool bench = false;

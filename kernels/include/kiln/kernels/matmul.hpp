@@ -102,6 +102,51 @@ void matmul(kl::Ptr<T> a, kl::Ptr<T> b, kl::Ptr<Out> c, kl::Ptr<T> bias, kl::i32
   // [/book:epilogue_store]
 }
 
+/// One configuration of matmul: the BLOCK_M x BLOCK_N tile of C a program
+/// computes, BLOCK_K, GROUP_M, and the warps and software-pipelining stages
+/// it is compiled with (a structural template parameter of the library's
+/// entries).
+struct MatmulConfig {
+  int block_m, block_n, block_k, group_m, num_warps, num_stages;
+
+  CompileOptions compile_options() const {
+    CompileOptions options;
+    options.num_warps = num_warps;
+    options.num_stages = num_stages;
+    return options;
+  }
+};
+
+/// The configuration for sm_90a, chosen from the generated code (no GPU has
+/// timed it yet; the first run on one must compare it with cuBLAS and with
+/// the 64 x 64 x 32 and 128 x 256 x 64 tiles):
+/// - 8 warps are two warpgroups, each taking a 64 x 128 slice of C with one
+///   wgmma m64n128k16 per 16 of K: 4 per iteration, reading the 16-bit
+///   tiles straight from the rings. Per iteration a program copies 32 KiB
+///   for 2 x 128 x 128 x 64 flops, 64 flops a byte, twice what 64 x 64 x 32
+///   tiles give (and 4 times the tensor-core work per thread).
+/// - 3 stages of 32 KiB are 96 KiB of rings, what the pipeliner allows
+///   (software_pipeline.cpp), so the K loop keeps two iterations of copies
+///   in flight; 128 x 256 tiles (Triton's first tutorial entry) would get
+///   only 2 stages.
+/// - ptxas (sm_90a, CUDA 13): 122 registers plain and 216 with bias, erf
+///   GELU and dropout for f16 and bf16 (f32, on the FMA units: 170 and
+///   254), no spills for any dtype and epilogue (dot_test.cpp);
+///   Triton's matmul at these tiles with that epilogue takes 255 and spills
+///   1572 bytes (bench/compare, matmul_kiln_tiles). At 4 warps the
+///   accumulator alone would take 128 registers a thread.
+inline constexpr MatmulConfig kMatmulSm90a{
+    .block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 3};
+/// The configuration for sm_80 and every other target (the cpu and emu
+/// devices included, emu-sm_90a aside): 4 warps, each holding a 16 x 64 slice of C in eight
+/// mma.sync m16n8k16 tiles, its operands read by ldmatrix from 3 stages of
+/// 8 KiB rings (24.5 KiB of shared memory with the epilogue's scratch, so
+/// several programs share an SM); 96 registers plain and 120 with bias,
+/// erf GELU and dropout (f16, bf16), no spills (dot_test.cpp). Not yet
+/// timed on a GPU either.
+inline constexpr MatmulConfig kMatmulSm80{
+    .block_m = 64, .block_n = 64, .block_k = 32, .group_m = 8, .num_warps = 4, .num_stages = 3};
+
 // ---------------------------------------------------------------------------
 // Host reference.
 
