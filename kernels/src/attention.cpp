@@ -18,36 +18,41 @@
 namespace kiln::kernels {
 
 namespace {
-/// The sample configuration's query rows per program for head_dim.
-int block_m_of(int head_dim) { return head_dim == 64 ? attention_block_m<64> : attention_block_m<128>; }
-
-/// fn(the compiled kernel, with key lengths or without, and whether it takes
-/// them as a std::bool_constant).
-template <class C, int HEAD_DIM, bool CAUSAL, class F>
+/// fn(the compiled kernel in configuration G, with key lengths or without,
+/// and whether it takes them as a std::bool_constant).
+template <class C, int HEAD_DIM, bool CAUSAL, AttentionConfig G, class F>
 decltype(auto) with_masks(bool key_lengths, F&& fn) {
   using T = kl::Scalar<C>;
-  constexpr int block_m = attention_block_m<HEAD_DIM>;
-  const CompileOptions compile_options = attention_compile_options<HEAD_DIM>();
   if (key_lengths)
-    return fn(kl::compile<attention_with_key_lengths<T, HEAD_DIM, block_m, attention_block_n, CAUSAL>>(compile_options),
+    return fn(kl::compile<attention_with_key_lengths<T, HEAD_DIM, G.block_m, G.block_n, CAUSAL>>(G.compile_options()),
               std::true_type{});
-  return fn(kl::compile<attention<T, HEAD_DIM, block_m, attention_block_n, CAUSAL>>(compile_options),
-            std::false_type{});
+  return fn(kl::compile<attention<T, HEAD_DIM, G.block_m, G.block_n, CAUSAL>>(G.compile_options()), std::false_type{});
 }
 
-/// fn(the compiled kernel for dtype C and the run's head_dim, causal and
-/// key_lengths choices, in the sample configuration's tiles and warps; and
-/// whether it takes key lengths).
-template <class C, class F>
-decltype(auto) with_kernel(const RunOptions& options, F&& fn) {
+/// fn(kernel, takes key lengths, its configuration) for HEAD_DIM and
+/// the run's causal and key_lengths choices, in the configuration of the
+/// run's target architecture: kAttentionSm90a for f16 and bf16 on sm_90a,
+/// kAttentionSm80 otherwise.
+template <class C, int HEAD_DIM, class F>
+decltype(auto) with_config(const RunOptions& options, F&& fn) {
   const bool causal = options.choices.at("causal") == "on";
   const bool key_lengths = options.choices.at("key_lengths") != "none";
-  if (options.choices.at("head_dim") == "64") {
-    if (causal) return with_masks<C, 64, true>(key_lengths, fn);
-    return with_masks<C, 64, false>(key_lengths, fn);
-  }
-  if (causal) return with_masks<C, 128, true>(key_lengths, fn);
-  return with_masks<C, 128, false>(key_lengths, fn);
+  auto in = [&]<AttentionConfig G>() {
+    auto pass_config = [&](auto kernel, auto takes_key_lengths) { return fn(kernel, takes_key_lengths, G); };
+    if (causal) return with_masks<C, HEAD_DIM, true, G>(key_lengths, pass_config);
+    return with_masks<C, HEAD_DIM, false, G>(key_lengths, pass_config);
+  };
+  if (target_arch(options) == "sm_90a" && !std::is_same_v<C, float>)
+    return in.template operator()<kAttentionSm90a<HEAD_DIM>>();
+  return in.template operator()<kAttentionSm80<HEAD_DIM>>();
+}
+
+/// fn(kernel, takes key lengths, its configuration) for dtype C and the
+/// run's head_dim, causal and key_lengths choices.
+template <class C, class F>
+decltype(auto) with_kernel(const RunOptions& options, F&& fn) {
+  if (options.choices.at("head_dim") == "64") return with_config<C, 64>(options, fn);
+  return with_config<C, 128>(options, fn);
 }
 
 /// Each batch's number of valid keys for the key_lengths choice: uniform in
@@ -104,8 +109,11 @@ RunReport run(const RunOptions& options) {
       options.device);
   const int d = shape.head_dim, seq = shape.seq;
   RunReport report;
-  with_kernel<C>(options, [&](auto kernel, auto takes_key_lengths) {
-    const kl::Grid grid(static_cast<int>(kl::cdiv(seq, block_m_of(d))), shape.batch * shape.heads);
+  with_kernel<C>(options, [&](auto kernel, auto takes_key_lengths, const AttentionConfig& config) {
+    report.plan = std::to_string(config.block_m) + " query rows x " + std::to_string(config.block_n) +
+                  " keys per block, " + std::to_string(config.num_warps) + " warps, " +
+                  std::to_string(config.num_stages) + (config.num_stages == 1 ? " stage" : " stages");
+    const kl::Grid grid(static_cast<int>(kl::cdiv(seq, config.block_m)), shape.batch * shape.heads);
     auto launch = [&] {
       const auto sm_scale = static_cast<float>(shape.sm_scale);
       if constexpr (decltype(takes_key_lengths)::value)

@@ -72,7 +72,10 @@ kiln_cli_test(dump_shared_memory 0 "\\.extern \\.shared \\.align 16 \\.b8 kiln_s
 kiln_cli_test(unknown_flag 2 "^kiln: The following argument was not expected: --frobnicate \\(see kiln --help\\)\n$" info --frobnicate)
 kiln_cli_test(no_subcommand 2 "^kiln: A subcommand is required \\(see kiln --help\\)\n$")
 kiln_cli_test(help 0 "Subcommands:.*run.*dump" --help)
-set(attention_ok "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok")
+set(attention_ok "plan: [^\n]*\n  check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok")
+# On emu-sm_90a an f16 attention runs in sm_90a's configuration, on wgmma.
+kiln_cli_test(attention_on_emu_sm_90a 0 "head_dim=128 key_lengths=none f16 on emu-sm_90a\n  plan: 128 query rows x 64 keys per block, 8 warps, 3 stages\n  check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok"
+  run attention --seq 70 --head_dim 128 --device emu-sm_90a --check)
 kiln_cli_test(attention_check 0 "attention batch=2 heads=4 seq=33 causal=on head_dim=64 key_lengths=none f16 on cpu\n  ${attention_ok}"
   run attention --seq 33 --check)
 kiln_cli_test(attention_full_check 0 "causal=off head_dim=64 key_lengths=none f16 on cpu\n  ${attention_ok}" run attention --seq 33 --causal off --check)

@@ -308,23 +308,22 @@ TEST(DotKernels, MatmulF16BiasGeluTanhDropout) {
 TEST(DotKernels, MatmulBf16Plain) { expect_matmul_lowers<kl::bf16, kernels::Epilogue{}>("matmul_bf16"); }
 TEST(DotKernels, MatmulF32Bias) { expect_matmul_lowers<kl::f32, kernels::Epilogue{.bias = true}>("matmul_f32_bias"); }
 
-// attention in the configuration the library launches (attention_block_m
-// query rows by attention_block_n keys, attention_compile_options' warps) on
-// the facts a launch on contiguous buffers lets the runtime assume: aligned
-// pointers, strides divisible by 16, and a sequence length divisible by 16 in
-// the causal variant, not in the other. Tensor cores are what f16 and bf16
-// run on; their FMA path is checked too (at head_dim 128 only reported).
-template <class T, int HEAD_DIM, bool CAUSAL>
-void expect_attention_lowers(const std::string& stem, bool tensor_cores, Spills spills) {
-  constexpr int block_m = kernels::attention_block_m<HEAD_DIM>;
-  auto compiled = kl::compile<kernels::attention<T, HEAD_DIM, block_m, kernels::attention_block_n, CAUSAL>>(
-      kernels::attention_compile_options<HEAD_DIM>());
+// attention in the configurations the library launches (kAttentionSm80
+// for sm_80 and sm_90a, kAttentionSm90a for sm_90a alone) on the facts a
+// launch on contiguous buffers lets the runtime assume: aligned pointers,
+// strides divisible by 16, and a sequence length divisible by 16 in the
+// causal variant, not in the other. Tensor cores are what f16 and bf16 run
+// on; their FMA path is checked too (at head_dim 128 only reported).
+template <class T, int HEAD_DIM, bool CAUSAL, kernels::AttentionConfig G = kernels::kAttentionSm80<HEAD_DIM>>
+void expect_attention_lowers(const std::string& stem, bool tensor_cores, Spills spills,
+                             const std::vector<const char*>& archs = {"sm_80", "sm_90a"}) {
+  auto compiled = kl::compile<kernels::attention<T, HEAD_DIM, G.block_m, G.block_n, CAUSAL>>(G.compile_options());
   // q, k, v, o, lse, seq, heads, sm_scale, stride_batch, stride_head, stride_seq.
   const std::string facts = CAUSAL ? "aaaaaa--aaa" : "aaaaa---aaa";
-  expect_lowers(
-      compiled.program().specialized(launch_facts(facts))->optimized(),
-      (tensor_cores ? "mma_" : "") + stem + (CAUSAL ? "_causal" : "") + "_m" + std::to_string(block_m) + "_specialized",
-      spills, tensor_cores, compiled.program().options().num_warps);
+  expect_lowers(compiled.program().specialized(launch_facts(facts))->optimized(),
+                (tensor_cores ? "mma_" : "") + stem + (CAUSAL ? "_causal" : "") + "_m" + std::to_string(G.block_m) +
+                    "_n" + std::to_string(G.block_n) + "_s" + std::to_string(G.num_stages) + "_specialized",
+                spills, tensor_cores, G.num_warps, archs);
 }
 
 /// Both variants, causal and not, of attention at T and HEAD_DIM.
@@ -354,24 +353,44 @@ TEST(DotKernels, AttentionF32Head128) { expect_attention_variants_lower<kl::f32,
 // where attention uses 132 registers on sm_90a, the key count is one more
 // value to keep and ptxas for sm_90a settles on 128 registers with 8 bytes
 // of spill stores and 8 of loads: reported, not checked.
-template <int HEAD_DIM, bool CAUSAL>
-void expect_attention_with_key_lengths_lowers(Spills spills) {
-  constexpr int block_m = kernels::attention_block_m<HEAD_DIM>;
-  auto compiled =
-      kl::compile<kernels::attention_with_key_lengths<kl::f16, HEAD_DIM, block_m, kernels::attention_block_n, CAUSAL>>(
-          kernels::attention_compile_options<HEAD_DIM>());
+template <int HEAD_DIM, bool CAUSAL, kernels::AttentionConfig G = kernels::kAttentionSm80<HEAD_DIM>>
+void expect_attention_with_key_lengths_lowers(Spills spills,
+                                              const std::vector<const char*>& archs = {"sm_80", "sm_90a"}) {
+  auto compiled = kl::compile<kernels::attention_with_key_lengths<kl::f16, HEAD_DIM, G.block_m, G.block_n, CAUSAL>>(
+      G.compile_options());
   // q, k, v, o, lse, key_lengths, seq, heads, sm_scale, stride_batch, stride_head, stride_seq.
   const std::string facts = CAUSAL ? "aaaaaaa--aaa" : "aaaaaa---aaa";
-  expect_lowers(
-      compiled.program().specialized(launch_facts(facts))->optimized(),
-      "mma_attention_key_lengths_f16_d" + std::to_string(HEAD_DIM) + (CAUSAL ? "_causal" : "") + "_specialized", spills,
-      true, compiled.program().options().num_warps);
+  expect_lowers(compiled.program().specialized(launch_facts(facts))->optimized(),
+                "mma_attention_key_lengths_f16_d" + std::to_string(HEAD_DIM) + (CAUSAL ? "_causal" : "") + "_m" +
+                    std::to_string(G.block_m) + "_n" + std::to_string(G.block_n) + "_s" + std::to_string(G.num_stages) +
+                    "_specialized",
+                spills, true, G.num_warps, archs);
 }
 TEST(DotKernelsOnTensorCores, AttentionWithKeyLengthsF16) {
   expect_attention_with_key_lengths_lowers<64, false>(Spills::reported);
   expect_attention_with_key_lengths_lowers<64, true>(Spills::none_allowed);
   expect_attention_with_key_lengths_lowers<128, false>(Spills::none_allowed);
   expect_attention_with_key_lengths_lowers<128, true>(Spills::none_allowed);
+}
+
+// sm_90a's configuration for f16 and bf16 (kAttentionSm90a), lowered for
+// sm_90a, where both dots run on wgmma: no spills, causal or not, with key
+// lengths or without.
+template <class T, int HEAD_DIM>
+void expect_sm90a_attention_lowers(const std::string& stem) {
+  constexpr kernels::AttentionConfig config = kernels::kAttentionSm90a<HEAD_DIM>;
+  expect_attention_lowers<T, HEAD_DIM, false, config>(stem, true, Spills::none_allowed, {"sm_90a"});
+  expect_attention_lowers<T, HEAD_DIM, true, config>(stem, true, Spills::none_allowed, {"sm_90a"});
+}
+TEST(DotKernelsOnTensorCores, AttentionInSm90aConfiguration) {
+  expect_sm90a_attention_lowers<kl::f16, 64>("attention_f16_d64");
+  expect_sm90a_attention_lowers<kl::f16, 128>("attention_f16_d128");
+  expect_sm90a_attention_lowers<kl::bf16, 64>("attention_bf16_d64");
+  expect_sm90a_attention_lowers<kl::bf16, 128>("attention_bf16_d128");
+  expect_attention_with_key_lengths_lowers<64, false, kernels::kAttentionSm90a<64>>(Spills::none_allowed, {"sm_90a"});
+  expect_attention_with_key_lengths_lowers<64, true, kernels::kAttentionSm90a<64>>(Spills::none_allowed, {"sm_90a"});
+  expect_attention_with_key_lengths_lowers<128, false, kernels::kAttentionSm90a<128>>(Spills::none_allowed, {"sm_90a"});
+  expect_attention_with_key_lengths_lowers<128, true, kernels::kAttentionSm90a<128>>(Spills::none_allowed, {"sm_90a"});
 }
 
 // attention without argument facts (a launch on misaligned pointers or
@@ -381,11 +400,11 @@ TEST(DotKernelsOnTensorCores, AttentionWithKeyLengthsF16) {
 // holds 32 of the 128 rows (4 with facts) of every row vector of the online
 // softmax, and ptxas spills. Reported, not checked; head_dim 128 is left out.
 TEST(DotKernels, AttentionF16Head64WithoutFacts) {
-  constexpr int block_m = kernels::attention_block_m<64>;
-  auto compiled = kl::compile<kernels::attention<kl::f16, 64, block_m, kernels::attention_block_n, false>>(
-      kernels::attention_compile_options<64>());
-  expect_lowers(compiled.ir(), "attention_f16_d64_m" + std::to_string(block_m), Spills::reported, false,
-                compiled.program().options().num_warps);
+  constexpr kernels::AttentionConfig config = kernels::kAttentionSm80<64>;
+  auto compiled =
+      kl::compile<kernels::attention<kl::f16, 64, config.block_m, config.block_n, false>>(config.compile_options());
+  expect_lowers(compiled.ir(), "attention_f16_d64_m" + std::to_string(config.block_m), Spills::reported, false,
+                config.num_warps);
 }
 
 // The conv2d + batchnorm + SiLU gemm variant at each tile plan_conv2d chooses.

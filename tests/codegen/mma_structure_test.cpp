@@ -152,25 +152,25 @@ TEST(MmaStructure, MatmulBf16WithItsEpilogueKeepsTheAccumulatorInRegisters) {
       "matmul_bf16_bias_gelu_tanh_dropout");
 }
 
-// attention at the library's configuration: per iteration S = Q K^T
-// (BLOCK_M x BLOCK_N over HEAD_DIM) and O += P V (BLOCK_M x HEAD_DIM over
-// BLOCK_N), each warp holding a 16-row slice of both.
+// attention at sm_80's configuration: per iteration S = Q K^T (BLOCK_M x
+// BLOCK_N over HEAD_DIM) and O += P V (BLOCK_M x HEAD_DIM over BLOCK_N),
+// each warp holding a 16-row slice of both.
 template <class T, int HEAD_DIM>
 void expect_attention_loop(const std::string& stem) {
-  constexpr int block_m = kernels::attention_block_m<HEAD_DIM>, block_n = kernels::attention_block_n;
-  auto compiled = kl::compile<kernels::attention<T, HEAD_DIM, block_m, block_n, false>>(
-      kernels::attention_compile_options<HEAD_DIM>());
-  const int num_warps = compiled.program().options().num_warps;
+  constexpr kernels::AttentionConfig config = kernels::kAttentionSm80<HEAD_DIM>;
+  constexpr int block_m = config.block_m, block_n = config.block_n;
+  auto compiled = kl::compile<kernels::attention<T, HEAD_DIM, block_m, block_n, false>>(config.compile_options());
+  const int num_warps = config.num_warps;
   const int rows_per_warp_pass = 16 * std::min(num_warps, block_m / 16);
   const int m_tiles = block_m / rows_per_warp_pass;
   const int scores = m_tiles * (block_n / 8) * (HEAD_DIM / 16), output = m_tiles * (HEAD_DIM / 8) * (block_n / 16);
-  // Unpipelined at head_dim 64 (attention_num_stages): two crossings, K^T
+  // Unpipelined at head_dim 64 (its num_stages): two crossings, K^T
   // and V into their fragments (the key offsets reach both loads' layouts
   // inside each thread). Every warp reads all of K^T (HEAD_DIM x BLOCK_N,
   // loaded and stored along HEAD_DIM, its K: plain ldmatrix) and of V
   // (BLOCK_N x HEAD_DIM, stored along HEAD_DIM, its N: ldmatrix.trans), 256
   // elements per x4.
-  static_assert(kernels::attention_num_stages<HEAD_DIM> == 1);
+  static_assert(config.num_stages == 1);
   const ir::Function& fn = compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized();
   expect_mma_loop(fn, num_warps, {scores + output, HEAD_DIM * block_n / 256, block_n * HEAD_DIM / 256, 0, 4}, stem);
   // On wgmma each warpgroup's 64-row slice (of BLOCK_M / 64 / warpgroups)
@@ -187,28 +187,53 @@ TEST(MmaStructure, AttentionF16Head64KeepsPAndTheAccumulatorInRegisters) {
   expect_attention_loop<kl::f16, 64>("attention_f16_d64");
 }
 
+// attention at sm_90a's configuration, pipelined: each warpgroup's 64 rows
+// take S in HEAD_DIM / 16 wgmma m64nBLOCK_N and O in BLOCK_N / 16 wgmma
+// m64nHEAD_DIM, Q and P from registers, K^T and V straight from their rings
+// (16-byte copies, one barrier).
+template <class T, int HEAD_DIM>
+void expect_sm90a_attention_loop(const std::string& stem) {
+  constexpr kernels::AttentionConfig config = kernels::kAttentionSm90a<HEAD_DIM>;
+  static_assert(config.block_m == 64 * (config.num_warps / 4) && config.num_stages > 1);
+  auto compiled =
+      kl::compile<kernels::attention<T, HEAD_DIM, config.block_m, config.block_n, false>>(config.compile_options());
+  const ir::Function& fn = compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized();
+  const int copies = 2 * config.block_n * HEAD_DIM * 2 / (16 * 32 * config.num_warps);
+  expect_wgmma_loop(fn, config.num_warps, 2, {HEAD_DIM / 16 + config.block_n / 16, copies, 1}, stem);
+  const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = "sm_90a", .num_warps = config.num_warps});
+  EXPECT_GE(count(kernel.ptx, "}, {%r"), 1) << stem << ": no wgmma takes a from registers";
+}
+
+TEST(MmaStructure, AttentionInSm90aConfigurationReadsKAndVFromTheRings) {
+  expect_sm90a_attention_loop<kl::f16, 64>("attention_f16_d64_sm90a");
+  expect_sm90a_attention_loop<kl::bf16, 128>("attention_bf16_d128_sm90a");
+}
+
 // Causal attention at head_dim 128 runs two pipelined loops one after the
 // other (the full key blocks, then the masked diagonal), each with a ring for
 // K^T and one for V. The first loop's rings are dead once its copies are
 // drained and a barrier passed, so the second loop's rings take the same
 // bytes: the kernel needs one loop's rings, not two.
-TEST(MmaStructure, AttentionHead128LoopsShareTheirRings) {
-  constexpr int head_dim = 128, block_m = kernels::attention_block_m<head_dim>, block_n = kernels::attention_block_n;
-  constexpr int stages = kernels::attention_num_stages<head_dim>;
-  static_assert(stages > 1);
-  auto compiled = kl::compile<kernels::attention<kl::f16, head_dim, block_m, block_n, true>>(
-      kernels::attention_compile_options<head_dim>());
+template <kernels::AttentionConfig G>
+void expect_head128_loops_share_their_rings(const std::vector<const char*>& archs) {
+  constexpr int head_dim = 128;
+  static_assert(G.num_stages > 1);
+  auto compiled = kl::compile<kernels::attention<kl::f16, head_dim, G.block_m, G.block_n, true>>(G.compile_options());
   const ir::Function& fn = compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized();
   int rings = 0;
   ir::walk(fn.body, [&](ir::Operation& op) { rings += op.code == ir::OpCode::local_alloc; });
   ASSERT_EQ(rings, 4) << "two loops, each with a ring for K^T and one for V";
-  const int one_loop_rings = 2 * stages * head_dim * block_n * 2;
-  for (const char* arch : {"sm_80", "sm_90a"}) {
-    const lowering::GpuKernel kernel =
-        lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = compiled.program().options().num_warps});
+  const int one_loop_rings = 2 * G.num_stages * head_dim * G.block_n * 2;
+  for (const char* arch : archs) {
+    const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = G.num_warps});
     EXPECT_GE(kernel.shared_bytes, one_loop_rings) << arch;
     EXPECT_LT(kernel.shared_bytes, 2 * one_loop_rings) << arch << ": the two loops' rings do not share bytes";
   }
+}
+
+TEST(MmaStructure, AttentionHead128LoopsShareTheirRings) {
+  expect_head128_loops_share_their_rings<kernels::kAttentionSm80<128>>({"sm_80", "sm_90a"});
+  expect_head128_loops_share_their_rings<kernels::kAttentionSm90a<128>>({"sm_90a"});
 }
 
 }  // namespace

@@ -27,30 +27,35 @@ using kiln::kernels::AttentionShape;
 using kiln::test::expect_within;
 using kiln::test::random_values;
 
-// The tiles and warps of the tests are the sample configuration's
-// (attention_block_m, attention_block_n, attention_compile_options): at
-// head_dim 64 the two blocks differ, so that a sequence length can leave a
-// tail of each that the other does not have; at head_dim 128 both are 32.
+// The tiles and warps of the tests are the library's configurations: sm_80's
+// (kAttentionSm80) for every case, and sm_90a's (kAttentionSm90a, 128 rows
+// by 64 or 32 keys) for f16 and bf16 cases marked so. The query and key
+// blocks differ, so that a sequence length can leave a tail of each that
+// the other does not have, but for sm_80's at head_dim 128 (both 32).
 
-template <class C, int HEAD_DIM, bool CAUSAL>
+template <class C, int HEAD_DIM, bool CAUSAL, bool SM90A_CONFIG = false>
 struct AttentionCase {
   using type = C;
   static constexpr int head_dim = HEAD_DIM;
   static constexpr bool causal = CAUSAL;
+  static constexpr kiln::kernels::AttentionConfig config =
+      SM90A_CONFIG ? kiln::kernels::kAttentionSm90a<HEAD_DIM> : kiln::kernels::kAttentionSm80<HEAD_DIM>;
+  static constexpr bool sm90a_config = SM90A_CONFIG;
 };
 
 template <class Case>
 class Attention : public ::testing::Test {};
-using AttentionCases = ::testing::Types<AttentionCase<kl::half, 64, true>, AttentionCase<kl::half, 64, false>,
-                                        AttentionCase<kl::half, 128, true>, AttentionCase<kl::half, 128, false>,
-                                        AttentionCase<kl::bfloat16, 64, true>, AttentionCase<kl::bfloat16, 64, false>,
-                                        AttentionCase<kl::bfloat16, 128, true>, AttentionCase<kl::bfloat16, 128, false>,
-                                        AttentionCase<float, 64, true>, AttentionCase<float, 128, false>>;
+using AttentionCases = ::testing::Types<
+    AttentionCase<kl::half, 64, true>, AttentionCase<kl::half, 64, false>, AttentionCase<kl::half, 128, true>,
+    AttentionCase<kl::half, 128, false>, AttentionCase<kl::bfloat16, 64, true>, AttentionCase<kl::bfloat16, 64, false>,
+    AttentionCase<kl::bfloat16, 128, true>, AttentionCase<kl::bfloat16, 128, false>, AttentionCase<float, 64, true>,
+    AttentionCase<float, 128, false>, AttentionCase<kl::half, 64, true, true>,
+    AttentionCase<kl::half, 128, false, true>, AttentionCase<kl::bfloat16, 128, true, true>>;
 struct AttentionNames {
   template <class Case>
   static std::string GetName(int) {
     return std::string(kiln::ir::dtype_name(kl::dtype_v<typename Case::type>)) + "_d" + std::to_string(Case::head_dim) +
-           (Case::causal ? "_causal" : "_full");
+           (Case::causal ? "_causal" : "_full") + (Case::sm90a_config ? "_sm90a_config" : "");
   }
 };
 TYPED_TEST_SUITE(Attention, AttentionCases, AttentionNames);
@@ -72,11 +77,11 @@ std::pair<std::vector<typename Case::type>, std::vector<float>> run_attention(co
   auto blse = kl::Buffer<float>::from(
       random_values<float>(static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq, 91));
   using T = kl::Scalar<C>;
-  constexpr int block_m = kiln::kernels::attention_block_m<Case::head_dim>;
-  auto kernel = kl::compile<attention<T, Case::head_dim, block_m, kiln::kernels::attention_block_n, Case::causal>>(
-      kiln::kernels::attention_compile_options<Case::head_dim>());
-  kernel.launch(kl::Grid(kl::cdiv(shape.seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, shape.seq,
-                shape.heads, static_cast<float>(shape.sm_scale), stride_batch, stride_head, stride_seq);
+  constexpr kiln::kernels::AttentionConfig config = Case::config;
+  auto kernel =
+      kl::compile<attention<T, Case::head_dim, config.block_m, config.block_n, Case::causal>>(config.compile_options());
+  kernel.launch(kl::Grid(kl::cdiv(shape.seq, config.block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse,
+                shape.seq, shape.heads, static_cast<float>(shape.sm_scale), stride_batch, stride_head, stride_seq);
   return {bo.to_host(), blse.to_host()};
 }
 
@@ -165,11 +170,11 @@ void expect_lse(const std::vector<float>& got, const std::vector<double>& want, 
 TYPED_TEST(Attention, KeyLengthsHideThePaddedKeys) {
   using C = typename TypeParam::type;
   constexpr int d = TypeParam::head_dim;
-  constexpr int block_m = kiln::kernels::attention_block_m<d>;
-  auto kernel =
-      kl::compile<kiln::kernels::attention_with_key_lengths<kl::Scalar<C>, d, block_m, kiln::kernels::attention_block_n,
-                                                            TypeParam::causal>>(
-          kiln::kernels::attention_compile_options<d>());
+  constexpr kiln::kernels::AttentionConfig config = TypeParam::config;
+  constexpr int block_m = config.block_m;
+  auto kernel = kl::compile<
+      kiln::kernels::attention_with_key_lengths<kl::Scalar<C>, d, block_m, config.block_n, TypeParam::causal>>(
+      config.compile_options());
   std::mt19937 rng(7);
   for (int seq : {17, 100, 129}) {
     SCOPED_TRACE("seq " + std::to_string(seq));

@@ -333,17 +333,19 @@ using kl::kernels::AttentionShape;
 /// reference: the same kinds, and finite values within the reference's bounds.
 void check_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
                      const AttentionShape& shape, const std::string& what) {
-  constexpr int d = 64, block_m = kl::kernels::attention_block_m<d>;
+  constexpr int d = 64;
+  constexpr kl::kernels::AttentionConfig config = kl::kernels::kAttentionSm80<d>;
   auto bq = kl::Buffer<float>::from(q), bk = kl::Buffer<float>::from(k), bv = kl::Buffer<float>::from(v);
   kl::Buffer<float> bo(q.size()), blse(static_cast<std::size_t>(shape.batch * shape.heads * shape.seq));
   const auto launch = [&](auto kernel) {
-    kernel.launch(kl::Grid(kl::cdiv(shape.seq, block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse, shape.seq,
-                  shape.heads, static_cast<float>(shape.sm_scale), shape.heads * shape.seq * d, shape.seq * d, d);
+    kernel.launch(kl::Grid(kl::cdiv(shape.seq, config.block_m), shape.batch * shape.heads), bq, bk, bv, bo, blse,
+                  shape.seq, shape.heads, static_cast<float>(shape.sm_scale), shape.heads * shape.seq * d,
+                  shape.seq * d, d);
   };
-  const auto options = kl::kernels::attention_compile_options<d>();
+  const auto options = config.compile_options();
   if (shape.causal)
-    launch(kl::compile<kl::kernels::attention<kl::f32, d, block_m, kl::kernels::attention_block_n, true>>(options));
-  else launch(kl::compile<kl::kernels::attention<kl::f32, d, block_m, kl::kernels::attention_block_n, false>>(options));
+    launch(kl::compile<kl::kernels::attention<kl::f32, d, config.block_m, config.block_n, true>>(options));
+  else launch(kl::compile<kl::kernels::attention<kl::f32, d, config.block_m, config.block_n, false>>(options));
   const auto want = kl::kernels::attention_reference(q, k, v, shape);
   const auto check = [&](const std::vector<float>& got, const std::vector<double>& values,
                          const std::vector<double>& bounds, const std::string& output) {

@@ -82,15 +82,27 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
 
 }  // namespace attention_detail
 
-/// Keys per block of the sample configuration.
-inline constexpr int attention_block_n = 32;
-/// Query rows per program of the sample configuration (the same for every
-/// dtype), run by attention_num_warps warps: the most rows whose kernel fits
-/// in registers without spilling at 8 warps, on the facts of a launch on
-/// contiguous buffers, for sm_80 and sm_90a, causal and not, on the units
-/// each dtype runs on: tensor cores for f16 and bf16, the FMA units for f32
-/// (tests/codegen/dot_test.cpp checks it).
-/// Registers per thread, ptxas -v:
+/// One configuration of attention: query rows per program (BLOCK_M), keys
+/// per block (BLOCK_N), and the warps and software-pipelining stages it is
+/// compiled with.
+struct AttentionConfig {
+  int block_m, block_n, num_warps, num_stages;
+
+  CompileOptions compile_options() const {
+    CompileOptions options;
+    options.num_warps = num_warps;
+    options.num_stages = num_stages;
+    return options;
+  }
+};
+
+/// The configuration for sm_80 and every other target, and for f32 on
+/// sm_90a (on the FMA units there too): 32 keys per block, 8 warps, and the
+/// most query rows whose kernel fits in registers without spilling at 8
+/// warps, on the facts of a launch on contiguous buffers, for sm_80 and
+/// sm_90a, causal and not, on the units each dtype runs on: tensor cores for
+/// f16 and bf16, the FMA units for f32 (tests/codegen/dot_test.cpp checks
+/// it). Registers per thread, ptxas -v:
 /// - head_dim 64: 128 rows. f16/bf16 use 208-218 on tensor cores, 179-216 on
 ///   the FMA units; f32 240-255. At 4 warps 128 rows spill (76-228 bytes of
 ///   spill stores on tensor cores, 148-376 for f32).
@@ -104,28 +116,31 @@ inline constexpr int attention_block_n = 32;
 ///   head_dim 64 without the causal mask, where ptxas for sm_90a settles on
 ///   128 registers and spills 8 bytes (attention uses 132 there, and the key
 ///   count is one more value to keep).
+/// Stages: 3 at head_dim 128; 1 (none) at head_dim 64, whose 128 rows at 8
+/// warps sit at ptxas's 128-register boundary: pipelined, the causal kernel
+/// is squeezed into 128 registers with 8 bytes of spills on sm_80 and sm_90a
+/// (unpipelined it uses 162, without spills).
 template <int HEAD_DIM>
-inline constexpr int attention_block_m = HEAD_DIM <= 64 ? 128 : 32;
-/// Warps per program of the sample configuration.
-inline constexpr int attention_num_warps = 8;
+inline constexpr AttentionConfig kAttentionSm80{
+    .block_m = HEAD_DIM <= 64 ? 128 : 32, .block_n = 32, .num_warps = 8, .num_stages = HEAD_DIM <= 64 ? 1 : 3};
 
-/// Software-pipelining stages of the sample configuration: 3 at head_dim 128;
-/// 1 (none) at head_dim 64, whose 128 rows at 8 warps sit at ptxas's
-/// 128-register boundary: pipelined, the causal kernel is squeezed into 128
-/// registers with 8 bytes of spills on sm_80 and sm_90a (unpipelined it uses
-/// 162, without spills).
+/// The configuration for f16 and bf16 on sm_90a, where both dots run on
+/// wgmma (no GPU has timed it yet; the first run on one must compare it
+/// with Triton's fused attention and with the other block of keys):
+/// - 128 query rows at 8 warps: each warpgroup's 64 rows take S = Q K^T as
+///   wgmma m64nBLOCK_N (Q from registers) and O += P V as m64nHEAD_DIM (P
+///   from registers), K and V read by the tensor cores from their rings.
+/// - 64 keys per block at head_dim 128, as Triton's Hopper configurations
+///   have, halving the per-block softmax work and barriers of 32; 32 at
+///   head_dim 64, where 64 would make the loop convert its 64 x 64 tile of
+///   key pointers through shared memory every iteration (two more barriers).
+/// - 3 stages: K and V rings of 96 KiB at head_dim 128 (the pipeliner's
+///   budget), 24 KiB at 64.
+/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 233 registers
+///   (237 with key lengths), head_dim 64 126-128.
 template <int HEAD_DIM>
-inline constexpr int attention_num_stages = HEAD_DIM <= 64 ? 1 : 3;
-
-/// The compile options of the sample configuration: attention_num_warps
-/// warps, attention_num_stages stages.
-template <int HEAD_DIM>
-inline CompileOptions attention_compile_options() {
-  CompileOptions options;
-  options.num_warps = attention_num_warps;
-  options.num_stages = attention_num_stages<HEAD_DIM>;
-  return options;
-}
+inline constexpr AttentionConfig kAttentionSm90a{
+    .block_m = 128, .block_n = HEAD_DIM <= 64 ? 32 : 64, .num_warps = 8, .num_stages = 3};
 
 namespace attention_detail {
 
