@@ -9,7 +9,8 @@
 // at sm_80's configuration and, on wgmma, at sm_90a's); unpipelined
 // (attention at head_dim 64) in 16-byte loads (K^T too, which runs along
 // its rows in memory) staged with at most two barriers per crossing.
-// Attention's Q and P reach their dots from registers.
+// Attention's Q and P reach their dots from registers. The library's wgmma
+// kernels call no function, so that ptxas keeps their wgmma pipelined.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 
 #include "codegen/codegen_support.hpp"
 #include "kiln/kernels/attention.hpp"
+#include "kiln/kernels/conv2d_gemm.hpp"
 #include "kiln/kernels/matmul.hpp"
 
 namespace kiln::codegen_test {
@@ -81,6 +83,15 @@ struct WgmmaLoop {
   int mma, copies, barriers;
 };
 
+/// A kernel on wgmma calls no function (a fault report's printf): ptxas
+/// would serialize its wgmma instructions across such a call (its warning
+/// C7510), waiting for each before the next.
+void expect_wgmma_not_serialized(const lowering::GpuKernel& kernel, const std::string& stem) {
+  EXPECT_EQ(count(kernel.ptx, "call.uni"), 0) << stem << ": a function call in a wgmma kernel";
+  const PtxasResult ptxas = run_ptxas(kernel.ptx, "sm_90a", stem);
+  EXPECT_EQ(ptxas.output.find("C7510"), std::string::npos) << stem << ": " << ptxas.output;
+}
+
 /// Checks the innermost loop holding wgmma.mma_async of `fn` compiled for
 /// sm_90a: one fence, commit and wait per dot around its instructions, the
 /// accumulator in registers (no f32 shared traffic), no ldmatrix (the tensor
@@ -110,6 +121,7 @@ void expect_wgmma_loop(const ir::Function& fn, int num_warps, int dots, const Wg
   }
   EXPECT_NE(kernel.ptx.find(".shared .align 1024 .b8 kiln_shared[]"), std::string::npos) << stem;
   KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", stem);
+  expect_wgmma_not_serialized(kernel, stem);
 }
 
 /// The library's matmul in configuration G, its K loop pipelined.
@@ -207,6 +219,17 @@ void expect_sm90a_attention_loop(const std::string& stem) {
 TEST(MmaStructure, AttentionInSm90aConfigurationReadsKAndVFromTheRings) {
   expect_sm90a_attention_loop<kl::f16, 64>("attention_f16_d64_sm90a");
   expect_sm90a_attention_loop<kl::bf16, 128>("attention_bf16_d128_sm90a");
+}
+
+// The conv2d + batchnorm + SiLU gemm variant runs its dot on wgmma at 64
+// rows and 4 warps; its index arithmetic divides by the output width and
+// the kernel's taps, held at 1 or more, so that no fault report is needed.
+TEST(MmaStructure, Conv2dGemmOnWgmmaCallsNoFunction) {
+  auto compiled = kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, 64, 32, 32>>();
+  const lowering::GpuKernel kernel =
+      lowering::compile_for_gpu(compiled.program().optimized(), {.arch = "sm_90a", .num_warps = 4});
+  EXPECT_GT(count(kernel.ptx, "wgmma.mma_async"), 0);
+  expect_wgmma_not_serialized(kernel, "conv2d_gemm_f16_64x32x32");
 }
 
 // Causal attention at head_dim 128 runs two pipelined loops one after the

@@ -154,7 +154,11 @@ void attention_program(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, k
   static_assert(BLOCK_M % BLOCK_N == 0, "attention: BLOCK_M must be a multiple of BLOCK_N");
   auto start_m = kl::program_id(0) * BLOCK_M;
   auto batch_head = kl::program_id(1);
-  auto head_offset = (batch_head / heads) * stride_batch + (batch_head % heads) * stride_head;
+  // heads >= 1 in every launch with programs; held so, no division by it can
+  // fault, and the kernel needs no fault report (a call, which would make
+  // ptxas serialize its wgmma).
+  auto some_heads = kl::maximum(heads, 1);
+  auto head_offset = (batch_head / some_heads) * stride_batch + (batch_head % some_heads) * stride_head;
   auto rows = start_m + kl::arange<BLOCK_M>();
   auto dims = kl::arange<HEAD_DIM>();
   auto row_ptrs = kl::expand_dims<1>(rows) * stride_seq + kl::expand_dims<0>(dims);  // [BLOCK_M, HEAD_DIM]
@@ -233,7 +237,7 @@ template <class T, int HEAD_DIM, int BLOCK_M, int BLOCK_N, bool CAUSAL>
 void attention_with_key_lengths(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<kl::f32> lse,
                                 kl::Ptr<kl::i32> key_lengths, kl::i32 seq, kl::i32 heads, kl::f32 sm_scale,
                                 kl::i32 stride_batch, kl::i32 stride_head, kl::i32 stride_seq) {
-  auto keys = kl::clamp(kl::load(key_lengths + kl::program_id(1) / heads), 0, seq);
+  auto keys = kl::clamp(kl::load(key_lengths + kl::program_id(1) / kl::maximum(heads, 1)), 0, seq);
   attention_detail::attention_program<T, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, true>(
       q, k, v, o, lse, seq, keys, heads, sm_scale, stride_batch, stride_head, stride_seq);
 }

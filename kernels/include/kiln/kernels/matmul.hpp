@@ -40,13 +40,16 @@ struct Epilogue {
 /// The (tile row, tile column) of C that program `pid` computes, in groups of
 /// GROUP_M tile rows: within a group the programs walk down the rows first,
 /// so consecutive programs reuse the same columns of B. The last group is
-/// shorter when the tile rows are not a multiple of GROUP_M.
+/// shorter when the tile rows are not a multiple of GROUP_M. Both divisors
+/// are at least 1 for every program of the grid; held at 1 or more, they are
+/// known to be so, and the code generator needs no division-by-zero report
+/// (whose printf call would make ptxas serialize a kernel's wgmma).
 template <int GROUP_M>
 std::pair<kl::i32, kl::i32> grouped_tile(const kl::i32& pid, const kl::i32& tiles_m, const kl::i32& tiles_n) {
   static_assert(GROUP_M >= 1, "grouped_tile: GROUP_M must be at least 1");
-  auto programs_per_group = tiles_n * GROUP_M;
+  auto programs_per_group = kl::maximum(tiles_n * GROUP_M, 1);
   auto first_row = (pid / programs_per_group) * GROUP_M;
-  auto group_rows = kl::minimum(tiles_m - first_row, GROUP_M);
+  auto group_rows = kl::maximum(kl::minimum(tiles_m - first_row, GROUP_M), 1);
   auto within = pid % programs_per_group;
   return {first_row + within % group_rows, within / group_rows};
 }
