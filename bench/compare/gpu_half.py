@@ -35,6 +35,8 @@ def dry_run(kiln, cases):
     for case in cases:
         print(f"{case.name:<44} {case.dtype:<5} {case.bytes / 1e6:>10.1f} MB {case.flops / 1e9:>10.1f} GFLOP  "
               + " ".join(case.kiln_command(kiln)[1:]))
+        for label, flags in case.kiln_alternatives:
+            print(f"{'':<44} {label}: " + " ".join(case.kiln_command(kiln, flags)[1:]))
     print(f"compare.py gpu --dry-run: {len(cases)} cases")
     return 0
 
@@ -62,8 +64,8 @@ def median_ms(torch, fn, flush):
     return statistics.median(b.elapsed_time(f) for b, f in events)
 
 
-def time_kiln(kiln, case):
-    command = case.kiln_command(kiln)
+def time_kiln(kiln, case, extra=()):
+    command = case.kiln_command(kiln, extra)
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
@@ -99,6 +101,11 @@ def run_case(torch, runners, kiln, case, generator):
     result["kiln"].update(rate(case, kiln_ms))
     for side in ("triton", "torch"):
         result[f"kiln_over_{side}"] = kiln_ms / result[side]["ms"] if kiln_ms else None
+    result["kiln_alternatives"] = {}
+    for label, flags in case.kiln_alternatives:
+        alternative = time_kiln(kiln, case, flags)
+        alternative.update(rate(case, alternative.get("ms")))
+        result["kiln_alternatives"][label] = alternative
     return result
 
 
@@ -121,6 +128,9 @@ def print_table(results):
               f"{fmt(r['torch']['ms'], 3) + '/' + fmt(r['torch']['back_to_back_ms'], 3):>17} "
               f"{fmt(r['kiln_over_triton']):>8} {fmt(r['kiln_over_torch']):>8} {rates:>22} {check}"
               + (f"  kiln: {r['kiln']['error']}" if "error" in r["kiln"] else ""))
+        for label, alternative in r["kiln_alternatives"].items():
+            print(f"{'  kiln in its ' + label:<44} {fmt(alternative.get('ms'), 3):>9}"
+                  + (f"  {alternative['error']}" if "error" in alternative else ""))
 
 
 def run(kiln, dry_run=False, json_path=None, budget_s=300.0, only=()):

@@ -29,12 +29,22 @@ class GpuCase:
     bytes: float
     flops: float = 0.0
     notes: list = field(default_factory=list)
+    # kiln timed again with each of these flag lists (label, flags): another
+    # architecture's library configuration on the same GPU, so that one run
+    # weighs the configuration kiln chose against the other.
+    kiln_alternatives: list = field(default_factory=list)
 
-    def kiln_command(self, kiln):
+    def kiln_command(self, kiln, extra=()):
         flags = []
         for name, value in self.params.items():
             flags += [f"--{name}", str(value)]
-        return [kiln, "run", self.kernel, "--device", "cuda", "--bench", "--json", "--dtype", self.dtype, *flags]
+        return [kiln, "run", self.kernel, "--device", "cuda", "--bench", "--json", "--dtype", self.dtype, *flags,
+                *extra]
+
+
+# The sm_80 configuration of matmul and attention, timed beside the sm_90a one
+# an H100 or H200 launches by default.
+SM80_CONFIGURATION = [("sm_80 configuration", ["--arch", "sm_80"])]
 
 
 def norm_cases():
@@ -60,7 +70,8 @@ def gemm_cases():
                       "gelu": "erf" if epilogue else "none", "dropout": 0.1 if epilogue else 0}
             moved = (2 * size * size + (size if epilogue else 0)) * 2 + size * size * 2
             name = f"matmul.{size}.bf16" + (".bias_gelu_dropout" if epilogue else "")
-            out.append(GpuCase(name, "matmul", "bf16", params, moved, 2.0 * size ** 3))
+            out.append(GpuCase(name, "matmul", "bf16", params, moved, 2.0 * size ** 3,
+                               kiln_alternatives=SM80_CONFIGURATION))
     return out
 
 
@@ -71,7 +82,8 @@ def attention_cases(batch=4, heads=32, seq=4096):
         elements = batch * heads * seq * head_dim
         flops = 4.0 * batch * heads * seq * seq * head_dim * (0.5 if causal else 1.0)
         name = f"attention.d{head_dim}" + (".causal" if causal else "")
-        out.append(GpuCase(name, "attention", "f16", params, 4 * elements * 2 + 4 * batch * heads * seq, flops))
+        out.append(GpuCase(name, "attention", "f16", params, 4 * elements * 2 + 4 * batch * heads * seq, flops,
+                           kiln_alternatives=SM80_CONFIGURATION))
     return out
 
 

@@ -19,6 +19,7 @@ struct RunArgs {
   std::string kernel;
   std::string dtype;
   std::string device;
+  std::string arch;
   std::uint64_t seed = 0;
   bool check = false;
   bool bench = false;
@@ -96,6 +97,12 @@ Device choose_device(const std::string& name) {
   return name.empty() ? Device::default_device() : Device::from_name(name);
 }
 
+/// Throws std::invalid_argument unless `arch` is one the code generator targets.
+void check_arch(const std::string& arch) {
+  if (arch != "sm_80" && arch != "sm_90a")
+    throw std::invalid_argument("unknown arch '" + arch + "' (archs: sm_80, sm_90a)");
+}
+
 RunCommand check_run(const RunArgs& args, const std::vector<std::string>& extras) {
   const std::map<std::string, std::string> flags = parse_kernel_flags(extras);
   const kernels::KernelSpec& kernel = kernels::find_spec(args.kernel);
@@ -103,6 +110,8 @@ RunCommand check_run(const RunArgs& args, const std::vector<std::string>& extras
   RunCommand command{.run = {kernel.name, kernels::make_options(kernel, flags, args.dtype, device)},
                      .stats = args.stats,
                      .json = args.json};
+  if (!args.arch.empty()) check_arch(args.arch);
+  command.run.options.arch = args.arch;
   command.run.options.seed = args.seed;
   command.run.options.check = args.check;
   command.run.options.bench = args.bench;
@@ -124,8 +133,7 @@ DumpCommand check_dump(const DumpArgs& args, const std::vector<std::string>& ext
   const std::vector<std::string> stages = {"ir", "opt", "layout", "llvm", "ptx"};
   if (std::find(stages.begin(), stages.end(), args.stage) == stages.end())
     throw std::invalid_argument("unknown stage '" + args.stage + "' (stages: " + comma_separated(stages) + ")");
-  if (args.arch != "sm_80" && args.arch != "sm_90a")
-    throw std::invalid_argument("unknown arch '" + args.arch + "' (archs: sm_80, sm_90a)");
+  check_arch(args.arch);
   if (args.json && args.stage != "ptx")
     throw std::invalid_argument("--json reports the ptx stage; got --stage " + args.stage);
   if (args.sms < 1) throw std::invalid_argument("--sms must be at least 1, got " + std::to_string(args.sms));
@@ -184,6 +192,9 @@ Command parse_command_line(int argc, const char* const* argv) {
   run_cmd->add_option("kernel", run.kernel, "kernel name (see kiln list)")->required();
   run_cmd->add_option("--dtype", run.dtype, "element dtype (default: the kernel's first)");
   run_cmd->add_option("--device", run.device, device_help);
+  run_cmd->add_option("--arch", run.arch,
+                      "launch the library configuration of this architecture, sm_80 or sm_90a, instead of the "
+                      "device's own (the code is still compiled for the device)");
   run_cmd->add_option("--seed", run.seed, "seed of the random inputs");
   run_cmd->add_flag("--check", run.check, "compare with the C++ reference; exit 1 above the tolerance");
   run_cmd->add_flag("--bench", run.bench, "time the launch and print throughput");

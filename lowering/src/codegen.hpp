@@ -316,6 +316,16 @@ void emit_dot_op(KernelCodegen& cg, const ir::Operation& op);
 /// A dot that dot_uses_wgmma accepts, on wgmma (codegen_wgmma.cpp), from its
 /// accumulator's registers.
 void emit_wgmma_dot(KernelCodegen& cg, const ir::Operation& op, std::vector<llvm::Value*> accumulator);
+/// Whether wgmma `dot` is left in flight across its loop's iterations
+/// (Triton's wait_group 1): the one dot of a for loop's body, both operands
+/// read from ring slots, its accumulator carried by the loop and its result
+/// only yielded back to it. Its iteration waits for the previous group and
+/// passes a barrier before the copies that reuse that group's slots; the
+/// loop's exit waits for the last (emit_for).
+bool wgmma_dot_stays_in_flight(const KernelCodegen& cg, const ir::Operation& dot);
+/// wgmma.wait_group `pending` with `accumulator`'s registers passed through
+/// it, so that no use of them moves above it.
+std::vector<llvm::Value*> emit_wgmma_wait(KernelCodegen& cg, int pending, const std::vector<llvm::Value*>& accumulator);
 /// One PTX statement with no operands (a fence, a commit), as inline
 /// assembly with side effects that no memory access moves across.
 void emit_ptx_statement(KernelCodegen& cg, const std::string& text);

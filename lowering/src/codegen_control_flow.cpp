@@ -90,7 +90,12 @@ void emit_for(KernelCodegen& cg, const ir::Operation& op) {
   b.CreateBr(header);
 
   b.SetInsertPoint(exit);
-  for (std::size_t i = 0; i < op.results.size(); ++i) cg.define(*op.results[i], carried[i]);
+  const ir::Operation& yield = *body.terminator();
+  for (std::size_t i = 0; i < op.results.size(); ++i) {
+    const ir::Operation* producer = yield.operands[i]->def;
+    const bool in_flight = producer && wgmma_dot_stays_in_flight(cg, *producer);
+    cg.define(*op.results[i], in_flight ? emit_wgmma_wait(cg, 0, carried[i]) : carried[i]);
+  }
 }
 
 /// Region 0 decides on the carried values whether to go on; region 1

@@ -15,10 +15,14 @@
 // wgmma.mma_async per 64-row slice of the warpgroup, 256-column chunk of N
 // and 32-byte step of K (in increasing k), one commit, and a wait for the
 // group that passes every accumulator register through it, so that no use
-// of the results moves above it. 8-bit inputs (s8 into s32, e4m3 and e5m2
-// into f32) take 32 of K per instruction and are read K-major only. The
-// PTX is inline assembly (LLVM 19 has no wgmma intrinsics); the emu runs
-// the same assembly through its hooks.
+// of the results moves above it. The one dot of a pipelined loop that
+// carries its accumulator waits instead for the previous iteration's group
+// and passes a barrier (wgmma_dot_stays_in_flight), its own group running
+// on while the loop issues its copies; the loop's exit waits for the last.
+// 8-bit inputs (s8 into s32, e4m3 and e5m2 into f32) take 32 of K per
+// instruction and are read K-major only. The PTX is inline assembly (LLVM
+// 19 has no wgmma intrinsics); the emu runs the same assembly through its
+// hooks.
 #include <llvm/IR/InlineAsm.h>
 
 #include <algorithm>
@@ -28,6 +32,7 @@
 #include "codegen.hpp"
 #include "kiln/lowering/layout_conversion.hpp"
 #include "kiln/lowering/wgmma_layout.hpp"
+#include "operand_uses.hpp"
 
 namespace kiln::lowering {
 
@@ -116,7 +121,14 @@ class WgmmaLowering {
         std::copy(d.begin(), d.end(), accumulator.begin() + static_cast<std::ptrdiff_t>(first));
       }
     emit_ptx_statement(cg_, "wgmma.commit_group.sync.aligned;");
-    accumulator = wait(accumulator);
+    if (wgmma_dot_stays_in_flight(cg_, op_)) {
+      // The previous iteration's group is done; after every warpgroup's is,
+      // the copies that follow may overwrite the slots it read.
+      accumulator = emit_wgmma_wait(cg_, 1, accumulator);
+      emit_barrier(cg_);
+    } else {
+      accumulator = emit_wgmma_wait(cg_, 0, accumulator);
+    }
     // The staged tiles' scratch is free for the next op once the group has read them.
     if (staged) emit_barrier(cg_);
     cg_.define(*op_.result(), std::move(accumulator));
@@ -240,17 +252,6 @@ class WgmmaLowering {
     return unpack(emit_asm_call(cg_, struct_of(count), arguments, text, constraints), count);
   }
 
-  /// wgmma.wait_group 0, every accumulator register passed through it.
-  Registers wait(const Registers& accumulator) {
-    std::string constraints;
-    for (std::size_t r = 0; r < accumulator.size(); ++r) constraints += accumulator_constraint() + ",";
-    for (std::size_t r = 0; r < accumulator.size(); ++r)
-      constraints += std::to_string(r) + (r + 1 < accumulator.size() ? "," : "");
-    return unpack(
-        emit_asm_call(cg_, struct_of(accumulator.size()), accumulator, "wgmma.wait_group.sync.aligned 0;", constraints),
-        accumulator.size());
-  }
-
   /// The accumulator registers' type: f32, or i32 for s8 inputs.
   llvm::Type* accumulator_type() const {
     return ir::is_float(op_.operands[0]->type.dtype) ? b_.getFloatTy() : b_.getInt32Ty();
@@ -276,6 +277,37 @@ class WgmmaLowering {
 };
 
 }  // namespace
+
+bool wgmma_dot_stays_in_flight(const KernelCodegen& cg, const ir::Operation& dot) {
+  if (dot.code != ir::OpCode::dot || !dot_uses_wgmma(cg.fn, dot, cg.target, cg.axes) || !reads_shared_slot(dot, 0) ||
+      !reads_shared_slot(dot, 1))
+    return false;
+  const ir::Block* body = dot.parent;
+  if (!body || !body->parent || body->parent->code != ir::OpCode::for_) return false;
+  const ir::Value& accumulator = *dot.operands[2];
+  if (accumulator.owner != body || accumulator.index < 1) return false;
+  int dots = 0;
+  ir::walk(*body, [&](ir::Operation& op) { dots += op.code == ir::OpCode::dot; });
+  const auto uses = uses_of(cg.fn, *dot.result());
+  return dots == 1 && uses.size() == 1 && uses[0].first == body->terminator() &&
+         uses[0].second == accumulator.index - 1;
+}
+
+std::vector<llvm::Value*> emit_wgmma_wait(KernelCodegen& cg, int pending,
+                                          const std::vector<llvm::Value*>& accumulator) {
+  const std::string constraint = accumulator.at(0)->getType()->isFloatTy() ? "=f" : "=r";
+  std::string constraints;
+  for (std::size_t r = 0; r < accumulator.size(); ++r) constraints += constraint + ",";
+  for (std::size_t r = 0; r < accumulator.size(); ++r)
+    constraints += std::to_string(r) + (r + 1 < accumulator.size() ? "," : "");
+  llvm::Type* type =
+      llvm::StructType::get(cg.context, std::vector<llvm::Type*>(accumulator.size(), accumulator[0]->getType()));
+  llvm::Value* result = emit_asm_call(cg, type, accumulator,
+                                      "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", constraints);
+  std::vector<llvm::Value*> values;
+  for (unsigned r = 0; r < accumulator.size(); ++r) values.push_back(cg.builder.CreateExtractValue(result, {r}));
+  return values;
+}
 
 void emit_ptx_statement(KernelCodegen& cg, const std::string& text) {
   emit_asm_call(cg, cg.builder.getVoidTy(), {}, text, "~{memory}");

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,11 +90,24 @@ class CtaScheduler {
   /// warp 4 (thread index / 128) on.
   using WarpgroupExchange = void (*)(const std::array<void*, 128>& threads);
   void warpgroup_exchange(void* data, WarpgroupExchange complete);
+  /// One shared-memory read of a wgmma.mma_async: `bytes` at `address`, at
+  /// access site `site`.
+  struct WgmmaRead {
+    const std::byte* address;
+    std::uint64_t bytes;
+    std::uint32_t site;
+  };
   /// The running thread's wgmma state: whether it passed a wgmma.fence since
-  /// its last wait, and its wgmma.mma_async not yet committed to a group.
+  /// its last wait, its wgmma.mma_async not yet committed to a group, and the
+  /// shared reads of the instructions it completed: those not yet committed,
+  /// then each committed group's, oldest first. A wgmma reads its operands
+  /// until the wait_group that retires its group, which reads them again
+  /// (warpgroup_wait), so that a write since the last barrier is a race.
   struct WgmmaState {
     bool fenced = false;
     int uncommitted = 0;
+    std::vector<WgmmaRead> uncommitted_reads;
+    std::deque<std::vector<WgmmaRead>> committed_reads;
   };
   WgmmaState& wgmma_state() { return wgmma_states_[static_cast<std::size_t>(running_)]; }
   /// Ends the running thread's program (the launch throws KernelError with

@@ -6,10 +6,14 @@
 // multiplies and hands each thread its part of D (into f32, products summed
 // exactly and rounded once, as mma.sync on the emu; s8 into s32, exactly,
 // wrapping). The instruction runs at once; the order of wgmma's fence,
-// commit and wait around it is checked.
+// commit and wait around it is checked, and its reads count until the
+// wait_group that retires its group, which checks them again: a write to
+// its operands since the last barrier before then is a race, as on a GPU,
+// where an asynchronous wgmma may still be reading them.
 #include <array>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "cta_scheduler.hpp"
 #include "hooks.hpp"
@@ -106,6 +110,7 @@ class OperandReader {
     const std::uint64_t base = reinterpret_cast<std::uintptr_t>(scheduler_.shared_memory()) & 0x3ffff;
     const std::byte* element = scheduler_.shared_memory() + ((address - base) & 0x3ffff);
     check_shared_access(element, element_bytes_, site_, nullptr);
+    scheduler_.wgmma_state().uncommitted_reads.push_back({element, static_cast<std::uint64_t>(element_bytes_), site_});
     std::uint16_t bits = 0;
     std::memcpy(&bits, element, static_cast<std::size_t>(element_bytes_));
     return bits;
@@ -217,7 +222,12 @@ void warpgroup_matrix_multiply(WgmmaShape shape, const std::uint32_t* a_fragment
 
 void warpgroup_fence() { CtaScheduler::current().wgmma_state().fenced = true; }
 
-void warpgroup_commit() { CtaScheduler::current().wgmma_state().uncommitted = 0; }
+void warpgroup_commit() {
+  CtaScheduler::WgmmaState& state = CtaScheduler::current().wgmma_state();
+  state.uncommitted = 0;
+  state.committed_reads.push_back(std::move(state.uncommitted_reads));
+  state.uncommitted_reads.clear();
+}
 
 void warpgroup_wait(int pending_groups) {
   CtaScheduler& scheduler = CtaScheduler::current();
@@ -230,6 +240,11 @@ void warpgroup_wait(int pending_groups) {
              " wgmma.mma_async not committed to a group, whose results it does not wait for";
     });
   state.fenced = false;
+  while (state.committed_reads.size() > static_cast<std::size_t>(pending_groups)) {
+    for (const CtaScheduler::WgmmaRead& read : state.committed_reads.front())
+      check_shared_access(read.address, read.bytes, read.site, nullptr);
+    state.committed_reads.pop_front();
+  }
 }
 
 }  // namespace kiln::runtime::emu

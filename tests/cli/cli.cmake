@@ -50,6 +50,10 @@ kiln_cli_test(bad_device 2 "^kiln: unknown device 'tpu' \\(available here: cpu, 
   run vector_add --device tpu)
 kiln_cli_test(bad_stage 2 "^kiln: unknown stage 'sass' \\(stages: ir, opt, layout, llvm, ptx\\)\n$" dump softmax --stage sass)
 kiln_cli_test(bad_arch 2 "^kiln: unknown arch 'sm_75' \\(archs: sm_80, sm_90a\\)\n$" dump vector_add --stage ptx --arch sm_75)
+kiln_cli_test(run_bad_arch 2 "^kiln: unknown arch 'sm_86' \\(archs: sm_80, sm_90a\\)\n$" run matmul --arch sm_86)
+# run --arch launches another architecture's configuration on the device.
+kiln_cli_test(matmul_in_sm_90a_configuration_on_cpu 0 "f32 on cpu\n  plan: tiles 128x128x64, GROUP_M 8, 8 warps, 3 stages\n  check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok"
+  run matmul --m 150 --n 140 --k 70 --arch sm_90a --check)
 # The GPU code generator's stages from the tool.
 kiln_cli_test(dump_ptx 0 "\\.version 8\\.5\n\\.target sm_80.*\\.entry vector_add[^\n]*\\(.*st\\.global" dump vector_add --stage ptx --arch sm_80)
 kiln_cli_test(dump_llvm 0 "target triple = \"nvptx64-nvidia-cuda\".*define ptx_kernel void @vector_add" dump vector_add --stage llvm)

@@ -6,11 +6,14 @@
 // along K, two warpgroups, two 64-row slices per warpgroup and N split into
 // two 256-column instructions; their PTX holds wgmma.mma_async. The emu
 // refuses a wgmma without its fence, and inline assembly it has no hook for;
-// its reads of shared memory are checked for races like the threads' own.
+// its reads of shared memory are checked for races like the threads' own,
+// and again at the wait_group that retires them (a write before it is a
+// race even after a barrier).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emu_support.hpp"
@@ -244,29 +247,65 @@ declare void @llvm.nvvm.barrier0()
 )";
 }
 
+/// What one of these hand-written kernels gives on one warpgroup: its
+/// error message ("" when it runs) and the element of D each thread stores.
+struct HandWrittenRun {
+  std::string error;
+  std::vector<float> out;
+};
+HandWrittenRun run_hand_written(const std::string& text) {
+  const auto kernel = kiln::emu_test::compile_nvvm(text, "stored_then_multiplied", "%0: ptr<f32>");
+  kl::Buffer<float> out = kl::Buffer<float>::from(std::vector<float>(128, -1.0f), kl::Device::emu());
+  const kiln::runtime::KernelArgument args[] = {kiln::emu_test::pointer_to(out, "out")};
+  std::string error = kiln::emu_test::kernel_error([&] { kernel->launch(kl::Device::emu(), {1, 1, 1}, args); });
+  return {std::move(error), out.to_host()};
+}
+
+constexpr const char* kBarrier = "  call void @llvm.nvvm.barrier0()";
+
 // The tensor cores read what the threads stored: each 32-bit word holds
 // f16 1.0 (0x3c00) in its low half and 0 in its high half, so every row of
 // A and every column of B is 1, 0, 1, 0, … along K and each element of D
 // sums 8 products of 1.
 TEST(Wgmma, ReadsTheStoredTilesAfterABarrier) {
-  const auto kernel = kiln::emu_test::compile_nvvm(stored_then_multiplied("  call void @llvm.nvvm.barrier0()"),
-                                                   "stored_then_multiplied", "%0: ptr<f32>");
-  kl::Buffer<float> out = kl::Buffer<float>::from(std::vector<float>(128, -1.0f), kl::Device::emu());
-  const kiln::runtime::KernelArgument args[] = {kiln::emu_test::pointer_to(out, "out")};
-  EXPECT_EQ(kiln::emu_test::kernel_error([&] { kernel->launch(kl::Device::emu(), {1, 1, 1}, args); }), "");
-  EXPECT_EQ(out.to_host(), std::vector<float>(128, 8.0f));
+  const HandWrittenRun run = run_hand_written(stored_then_multiplied(kBarrier));
+  EXPECT_EQ(run.error, "");
+  EXPECT_EQ(run.out, std::vector<float>(128, 8.0f));
 }
 
 // Without the barrier, the warpgroup's read of the tile races with the
 // other threads' stores: reported, as a GPU could read the tile half written.
 TEST(Wgmma, ReadingTilesStoredWithoutABarrierIsARace) {
-  const auto kernel =
-      kiln::emu_test::compile_nvvm(stored_then_multiplied(""), "stored_then_multiplied", "%0: ptr<f32>");
-  kl::Buffer<float> out = kl::Buffer<float>::from(std::vector<float>(128, -1.0f), kl::Device::emu());
-  const kiln::runtime::KernelArgument args[] = {kiln::emu_test::pointer_to(out, "out")};
-  const std::string message = kiln::emu_test::kernel_error([&] { kernel->launch(kl::Device::emu(), {1, 1, 1}, args); });
-  EXPECT_NE(message.find("shared-memory race"), std::string::npos) << message;
-  EXPECT_NE(message.find("wgmma.mma_async reads what thread"), std::string::npos) << message;
+  const HandWrittenRun run = run_hand_written(stored_then_multiplied(""));
+  EXPECT_NE(run.error.find("shared-memory race"), std::string::npos) << run.error;
+  EXPECT_NE(run.error.find("wgmma.mma_async reads what thread"), std::string::npos) << run.error;
+}
+
+// The threads store the tiles, pass a barrier and multiply them; after the
+// commit, `between` (a wait and a barrier, or a barrier alone) comes before
+// the threads overwrite A, and the kernel waits for every group at its end.
+std::string multiplied_then_overwritten(const std::string& between) {
+  std::string text = stored_then_multiplied(kBarrier);
+  const std::string commit = "  call void asm sideeffect \"wgmma.commit_group.sync.aligned;\", \"~{memory}\"()\n";
+  const std::size_t after_commit = text.find(commit) + commit.size();
+  text.insert(after_commit, between + "\n  store <4 x i32> zeroinitializer, ptr addrspace(3) %p\n");
+  return text;
+}
+
+// A wgmma waited for, then a barrier: the threads may overwrite its tiles.
+TEST(Wgmma, OverwritingTilesAfterTheWaitAndABarrierIsNoRace) {
+  const std::string wait = "  call void asm sideeffect \"wgmma.wait_group.sync.aligned 0;\", \"~{memory}\"()";
+  const HandWrittenRun run = run_hand_written(multiplied_then_overwritten(wait + "\n" + kBarrier));
+  EXPECT_EQ(run.error, "");
+  EXPECT_EQ(run.out, std::vector<float>(128, 8.0f));
+}
+
+// A committed wgmma not yet waited for may still be reading its tiles,
+// whatever barrier the threads passed: overwriting them before the
+// wait_group that retires it is a race, which that wait_group reports.
+TEST(Wgmma, OverwritingTilesBeforeTheWaitIsARace) {
+  const HandWrittenRun run = run_hand_written(multiplied_then_overwritten(kBarrier));
+  EXPECT_NE(run.error.find("shared-memory race"), std::string::npos) << run.error;
 }
 
 }  // namespace
