@@ -136,8 +136,8 @@ inline constexpr AttentionConfig kAttentionSm80{
 ///   key pointers through shared memory every iteration (two more barriers).
 /// - 3 stages: K and V rings of 96 KiB at head_dim 128 (the pipeliner's
 ///   budget), 24 KiB at 64.
-/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 233 registers
-///   (237 with key lengths), head_dim 64 126-128.
+/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 234-237
+///   registers (245-247 with key lengths), head_dim 64 120-122.
 template <int HEAD_DIM>
 inline constexpr AttentionConfig kAttentionSm90a{
     .block_m = 128, .block_n = HEAD_DIM <= 64 ? 32 : 64, .num_warps = 8, .num_stages = 3};

@@ -50,7 +50,7 @@ struct RunOptions {
   Device device = Device::cpu();
   /// The GPU architecture whose configuration (tiles, warps, stages) the
   /// library's kernels launch in, "sm_80" or "sm_90a"; empty: the device's
-  /// own (target_arch.hpp). `kiln dump --arch` sets it.
+  /// own (target_arch.hpp). `kiln dump --arch` and `kiln run --arch` set it.
   std::string arch;
   std::uint64_t seed = 0;
   bool check = false;

@@ -132,8 +132,8 @@ struct MatmulConfig {
 ///   (software_pipeline.cpp), so the K loop keeps two iterations of copies
 ///   in flight; 128 x 256 tiles (Triton's first tutorial entry) would get
 ///   only 2 stages.
-/// - ptxas (sm_90a, CUDA 13): 122 registers plain and 216 with bias, erf
-///   GELU and dropout for f16 and bf16 (f32, on the FMA units: 170 and
+/// - ptxas (sm_90a, CUDA 13): 116 registers plain and 216 with bias, erf
+///   GELU and dropout for f16 and bf16 (f32, on the FMA units: 174 and
 ///   254), no spills for any dtype and epilogue (dot_test.cpp);
 ///   Triton's matmul at these tiles with that epilogue takes 255 and spills
 ///   1572 bytes (bench/compare, matmul_kiln_tiles). At 4 warps the
