@@ -57,8 +57,8 @@ void launch_in(const Device& device, const TensorArgument& a, const TensorArgume
 
 template <class C>
 void launch_as(const Device& device, const TensorArgument& a, const TensorArgument& b, const TensorArgument& c) {
-  if (kernels::target_arch(device) == "sm_90a") return launch_in<C, kernels::kMatmulSm90a>(device, a, b, c);
-  launch_in<C, kernels::kMatmulSm80>(device, a, b, c);
+  kernels::with_matmul_config(kernels::target_arch(device),
+                              [&](auto config) { launch_in<C, decltype(config)::value>(device, a, b, c); });
 }
 
 }  // namespace

@@ -33,19 +33,6 @@ std::string plan_of(const MatmulConfig& config) {
          std::to_string(config.num_warps) + " warps, " + std::to_string(config.num_stages) + " stages";
 }
 
-template <MatmulConfig CONFIG>
-struct config_tag {
-  static constexpr MatmulConfig value = CONFIG;
-};
-
-/// fn(config_tag<c>{}) for the configuration c of the run's target
-/// architecture: kMatmulSm90a on sm_90a, kMatmulSm80 elsewhere.
-template <class F>
-decltype(auto) with_config(const RunOptions& options, F&& fn) {
-  if (target_arch(options) == "sm_90a") return fn(config_tag<kMatmulSm90a>{});
-  return fn(config_tag<kMatmulSm80>{});
-}
-
 template <Epilogue E>
 struct epilogue_tag {
   static constexpr Epilogue value = E;
@@ -222,7 +209,7 @@ decltype(auto) dispatch(const RunOptions& options, F&& fn) {
   const MatmulProblem problem = problem_of(options);
   return with_dtypes(options, [&](auto in, auto out) {
     return with_epilogue(problem.epilogue, [&](auto epilogue) {
-      return with_config(options, [&](auto config) {
+      return with_matmul_config(target_arch(options), [&](auto config) {
         return fn.template operator()<typename decltype(in)::type, typename decltype(out)::type,
                                       decltype(epilogue)::value, decltype(config)::value>();
       });

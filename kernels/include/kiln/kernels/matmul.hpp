@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <source_location>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -149,6 +150,20 @@ inline constexpr MatmulConfig kMatmulSm90a{
 /// timed on a GPU either.
 inline constexpr MatmulConfig kMatmulSm80{
     .block_m = 64, .block_n = 64, .block_k = 32, .group_m = 8, .num_warps = 4, .num_stages = 3};
+
+/// A configuration as a type, for the dispatch below.
+template <MatmulConfig CONFIG>
+struct matmul_config_tag {
+  static constexpr MatmulConfig value = CONFIG;
+};
+
+/// fn(matmul_config_tag<c>{}) for the configuration c the library launches
+/// on GPU architecture `arch`: kMatmulSm90a on sm_90a, kMatmulSm80 elsewhere.
+template <class F>
+decltype(auto) with_matmul_config(std::string_view arch, F&& fn) {
+  if (arch == "sm_90a") return fn(matmul_config_tag<kMatmulSm90a>{});
+  return fn(matmul_config_tag<kMatmulSm80>{});
+}
 
 // ---------------------------------------------------------------------------
 // Host reference.
