@@ -343,8 +343,8 @@ void emit_async_copy(KernelCodegen& cg, const ir::Operation& op);
 /// atomic_rmw, atomic_cas: one LLVM atomicrmw/cmpxchg per element, by its
 /// acting copy only (DuplicatedElements), the old value delivered to all copies.
 void emit_atomic_op(KernelCodegen& cg, const ir::Operation& op);
-/// print (vprintf, one line per element) and assert (__assertfail), by each
-/// element's acting copy only.
+/// print (vprintf, one line per element) and assert (the fault record, then
+/// trap: fault_record.hpp), by each element's acting copy only.
 void emit_debug_op(KernelCodegen& cg, const ir::Operation& op);
 /// multiple_of, max_contiguous: the operand's registers, checked where GpuTarget::check_hints.
 void emit_hint_op(KernelCodegen& cg, const ir::Operation& op);
@@ -352,7 +352,7 @@ void emit_hint_op(KernelCodegen& cg, const ir::Operation& op);
 /// where GpuTarget::inline_asm_on_host.
 void emit_inline_asm_op(KernelCodegen& cg, const ir::Operation& op);
 /// The fault of integer `op` (div, rem) where a register of its divisor,
-/// `divisors`, is 0: the interpreter's message by vprintf, then __assertfail.
+/// `divisors`, is 0: the interpreter's message in the fault record, then trap.
 void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op, const std::vector<llvm::Value*>& divisors);
 
 /// The copies of each element of a value that several registers, lanes or
@@ -376,6 +376,11 @@ class DuplicatedElements {
   std::vector<llvm::Value*> coordinates(int reg);
   /// The row-major index (i32) of register `reg`'s element in the tile.
   llvm::Value* flat_index(int reg);
+  /// The row-major index (i32) of the element of the first of `registers`
+  /// whose `picked` (i1, one per register of the value) holds, the last of
+  /// them when none does: the registers' constant coordinates are selected
+  /// before the one index is computed.
+  llvm::Value* flat_index_of_first(const std::vector<int>& registers, const std::vector<llvm::Value*>& picked);
   /// Per register, the value computed in `acting` by the element's acting
   /// copy (what the other copies computed is ignored): its own register when
   /// the acting copy is in this thread, a shfl.sync.idx from the acting lane

@@ -1,15 +1,14 @@
-// LLVM code generation for print and assert through CUDA's device ABI, and
-// for barrier (one bar.sync: it orders global memory across the CTA too):
+// LLVM code generation for print and assert, and for barrier (one bar.sync:
+// it orders global memory across the CTA too).
+//
+// print goes through CUDA's device ABI:
 //   i32 @vprintf(ptr %format, ptr %arguments)
 //     `arguments` points to a local buffer holding the values in format
 //     order, each at its natural alignment (an LLVM struct): i32 for i1, i8,
 //     i16, i32 (sign- or zero-extended by the dtype) and u32, i64 for i64,
 //     u64 and pointers, double for every float (promoted as C varargs are).
-//   void @__assertfail(ptr %message, ptr %file, i32 %line, ptr %function, i64 %char_size)
-//     message: the op's message; file and line: the op's source location
-//     (the file as recorded, "" and 0 when unknown); function: the kernel's
-//     name; char_size: 1.
 // Strings are constants in global memory, passed as generic pointers.
+// A kernel that prints calls a function, so ptxas serializes its wgmma.
 //
 // print: one line per element (the interpreter prints a tile on one line,
 // but a GPU thread holds only some elements and vprintf takes at most 32
@@ -23,18 +22,25 @@
 // (%.17g for f64), which round-trips but may show more digits than the
 // interpreter's shortest form.
 //
-// assert: each acting copy whose condition is false prints the
-// interpreter's fault message
+// assert: when an acting copy's condition is false, the kernel fills the
+// fault record (fault_record.hpp) with the interpreter's fault message
 //   kernel NAME: assert failed at FILE:LINE: MESSAGE (program (X, Y, Z), element I)
-// (`element I` for a tile condition, its row-major index) and calls
-// __assertfail, which stops the kernel on a GPU. Integer div and rem check
-// their divisor the same way (OPS.md: division by zero is a fault), printing
+// (`element I` for a tile condition: the row-major index of a failing
+// element; when several fail, the first warp to claim the record names the
+// first failing element of its lowest failing lane) and traps; the host
+// reports the message. Integer div and rem check their divisor the same way
+// (OPS.md: division by zero is a fault):
 //   kernel NAME: integer division by zero in div at FILE:LINE: element I of the divisor is 0 (program (X, Y, Z))
+// No function is called, so a kernel with a division keeps its wgmma
+// asynchronous.
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/MDBuilder.h>
 
 #include <map>
 
 #include "codegen.hpp"
+#include "kiln/lowering/fault_record.hpp"
 
 namespace kiln::lowering {
 
@@ -50,6 +56,13 @@ std::string escape_percent(const std::string& text) {
     if (c == '%') escaped += '%';
   }
   return escaped;
+}
+
+/// The three program ids (i32).
+std::vector<llvm::Value*> program_ids(KernelCodegen& cg) {
+  return {cg.read_special_register(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+          cg.read_special_register(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y),
+          cg.read_special_register(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z)};
 }
 
 /// vprintf's argument buffer and the calls around it.
@@ -99,13 +112,6 @@ class DevicePrintf {
       case ir::DType::f64: return value;
       default: return b_.CreateFPExt(value, b_.getDoubleTy());
     }
-  }
-
-  /// The three program ids (i32).
-  std::vector<llvm::Value*> program_ids() {
-    return {cg_.read_special_register(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
-            cg_.read_special_register(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y),
-            cg_.read_special_register(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z)};
   }
 
   /// vprintf(format, a buffer holding `arguments`). The buffer is allocated
@@ -192,7 +198,7 @@ void emit_print(KernelCodegen& cg, const ir::Operation& op) {
   for (int reg = 0; reg < registers; ++reg) {
     if (!copies.register_may_act(reg)) continue;
     device.guarded(acts, "print", [&] {
-      std::vector<llvm::Value*> arguments = device.program_ids();
+      std::vector<llvm::Value*> arguments = program_ids(cg);
       if (first_tile) {
         const std::vector<llvm::Value*> coordinates = copies.coordinates(reg);
         arguments.insert(arguments.end(), coordinates.begin(), coordinates.end());
@@ -207,21 +213,83 @@ void emit_print(KernelCodegen& cg, const ir::Operation& op) {
   }
 }
 
-/// Where a fault message puts the element's index among its arguments.
+/// Where a fault message puts the element's index among its values.
 enum class ElementIndex { after_program, before_program };
 
-/// For each register of `checked` whose `fails` holds in the element's acting
-/// copy: vprintf `fault_format` with the program ids and, when `checked` is a
-/// tile, the element's row-major index (`order` says which comes first), then
-/// __assertfail(`message`, the op's file and line, the kernel). One branch on
-/// any failure guards it all: a kernel that passes runs one compare per
-/// register and no call.
-void emit_fault_reports(KernelCodegen& cg, const ir::Operation& op, const ir::Value& checked,
-                        const std::vector<llvm::Value*>& fails, const std::string& fault_format,
-                        const std::string& message, ElementIndex order) {
+/// The module's kFaultRecordGlobal, declared on first use: a pointer in
+/// global memory, null until the host stores its record's address.
+llvm::GlobalVariable* fault_record_global(KernelCodegen& cg) {
+  if (llvm::GlobalVariable* global = cg.module.getNamedGlobal(kFaultRecordGlobal)) return global;
+  llvm::Type* pointer = llvm::PointerType::get(cg.context, kGlobalAddressSpace);
+  auto* global =
+      new llvm::GlobalVariable(cg.module, pointer, false, llvm::GlobalValue::ExternalLinkage,
+                               llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(pointer)),
+                               kFaultRecordGlobal, nullptr, llvm::GlobalValue::NotThreadLocal, kGlobalAddressSpace);
+  global->setExternallyInitialized(true);
+  global->setAlignment(llvm::Align(8));
+  return global;
+}
+
+/// Fills the fault record with `format` (cut to fit) and `values` (i32) when
+/// the host gave one and no other thread claimed it first; ends the
+/// insertion block with a branch to `after`.
+void fill_fault_record(KernelCodegen& cg, const std::string& format, const std::vector<llvm::Value*>& values,
+                       llvm::BasicBlock* after) {
+  llvm::IRBuilder<>& b = cg.builder;
+  llvm::Type* i8 = b.getInt8Ty();
+  llvm::Type* i32 = b.getInt32Ty();
+  auto* claim = llvm::BasicBlock::Create(cg.context, "fault_claim", cg.kernel);
+  auto* fill = llvm::BasicBlock::Create(cg.context, "fault_fill", cg.kernel);
+
+  llvm::Value* record =
+      b.CreateLoad(llvm::PointerType::get(cg.context, kGlobalAddressSpace), fault_record_global(cg), "fault_record");
+  b.CreateCondBr(b.CreateIsNotNull(record), claim, after);
+
+  b.SetInsertPoint(claim);
+  llvm::Value* claimed =
+      b.CreateAtomicCmpXchg(record, b.getInt32(static_cast<std::uint32_t>(FaultRecordState::empty)),
+                            b.getInt32(static_cast<std::uint32_t>(FaultRecordState::writing)), llvm::Align(4),
+                            llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+  b.CreateCondBr(b.CreateExtractValue(claimed, 1), fill, after);
+
+  b.SetInsertPoint(fill);
+  for (std::size_t i = 0; i < values.size() && i < kFaultValues; ++i)
+    b.CreateAlignedStore(values[i], b.CreateConstGEP1_64(i8, record, offsetof(FaultRecord, values) + 4 * i),
+                         llvm::Align(4));
+  // The text, NUL-terminated and padded to whole words, copied a word at a
+  // time from a constant (which O3 turns into immediates).
+  std::string text = format.substr(0, sizeof(FaultRecord::format) - 1);
+  text.resize((text.size() + 4) / 4 * 4 - 1, '\0');
+  llvm::GlobalVariable* constant = b.CreateGlobalString(text, "fault_format", kGlobalAddressSpace, &cg.module);
+  constant->setAlignment(llvm::Align(4));
+  for (std::size_t at = 0; at <= text.size(); at += 4) {
+    llvm::Value* word = b.CreateAlignedLoad(i32, b.CreateConstGEP1_64(i8, constant, at), llvm::Align(4));
+    b.CreateAlignedStore(word, b.CreateConstGEP1_64(i8, record, offsetof(FaultRecord, format) + at), llvm::Align(4));
+  }
+  b.CreateCall(llvm::Intrinsic::getDeclaration(&cg.module, llvm::Intrinsic::nvvm_membar_sys));
+  b.CreateAlignedStore(llvm::ConstantInt::get(i32, static_cast<std::uint32_t>(FaultRecordState::written)), record,
+                       llvm::Align(4), true);
+  b.CreateBr(after);
+}
+
+/// Where `fails` holds for a register of `checked` in the element's acting
+/// copy: records the fault `format` with the program ids and, when `checked`
+/// is a tile, the row-major index of the thread's first failing element
+/// (`order` says which comes first), then traps.
+///
+/// The branches keep ptxas's wgmma asynchronous: a warp enters the fault
+/// code only as a whole (a ballot, one unlikely branch: a kernel that passes
+/// runs one compare per register and the ballot), its lowest failing lane
+/// fills the record, the warp reconverges and synchronises, and every
+/// thread of it traps, as inline asm that LLVM does not know ends the thread, so the code
+/// branches back and the warp stays converged. Were some threads of a warp
+/// to skip the fault code, or the trap end in `unreachable` (llvm.trap),
+/// ptxas would find every later wgmma on a divergent path and serialize it
+/// (warning C7520).
+void emit_fault_reports(KernelCodegen& cg, const ir::Value& checked, const std::vector<llvm::Value*>& fails,
+                        const std::string& format, ElementIndex order) {
   DuplicatedElements copies(cg, checked);
   llvm::IRBuilder<>& b = cg.builder;
-  DevicePrintf device(cg);
   std::vector<int> registers;
   llvm::Value* any = nullptr;
   for (std::size_t reg = 0; reg < fails.size(); ++reg) {
@@ -231,27 +299,36 @@ void emit_fault_reports(KernelCodegen& cg, const ir::Operation& op, const ir::Va
   }
   if (!any) return;
   llvm::Value* acts = copies.thread_acts();
-  device.guarded(acts ? b.CreateAnd(acts, any) : any, "fault", [&] {
-    llvm::Value* format = device.string(fault_format, "fault_format");
-    const std::vector<llvm::Value*> assert_arguments = {
-        device.string(message, "fault_message"), device.string(op.loc.file, "fault_file"),
-        b.getInt32(static_cast<std::uint32_t>(op.loc.known() ? op.loc.line : 0)),
-        device.string(cg.fn.name, "fault_function"), b.getInt64(1)};
-    llvm::Type* generic = llvm::PointerType::get(cg.context, 0);
-    llvm::FunctionCallee assert_fail = cg.module.getOrInsertFunction(
-        "__assertfail",
-        llvm::FunctionType::get(b.getVoidTy(), {generic, generic, b.getInt32Ty(), generic, b.getInt64Ty()}, false));
-    for (int reg : registers) {
-      device.guarded(fails[static_cast<std::size_t>(reg)], "fault_element", [&] {
-        std::vector<llvm::Value*> arguments = device.program_ids();
-        if (checked.type.is_tile())
-          arguments.insert(order == ElementIndex::after_program ? arguments.end() : arguments.begin(),
-                           copies.flat_index(reg));
-        device.call(format, arguments);
-        b.CreateCall(assert_fail, assert_arguments);
-      });
-    }
-  });
+  llvm::Value* thread_faults = acts ? b.CreateAnd(acts, any) : any;
+  auto* warp_faults = llvm::BasicBlock::Create(cg.context, "fault_in_warp", cg.kernel);
+  auto* fault = llvm::BasicBlock::Create(cg.context, "fault", cg.kernel);
+  auto* stop = llvm::BasicBlock::Create(cg.context, "fault_trap", cg.kernel);
+  auto* passed = llvm::BasicBlock::Create(cg.context, "fault_passed", cg.kernel);
+  llvm::Value* ballot =
+      b.CreateCall(llvm::Intrinsic::getDeclaration(&cg.module, llvm::Intrinsic::nvvm_vote_ballot_sync),
+                   {b.getInt32(~0u), thread_faults});
+  b.CreateCondBr(b.CreateICmpNE(ballot, b.getInt32(0)), warp_faults, passed,
+                 llvm::MDBuilder(cg.context).createBranchWeights(1, 1 << 20));
+
+  // The warp's lowest failing lane reports: in a row-major layout, the one
+  // holding the warp's first failing element.
+  b.SetInsertPoint(warp_faults);
+  llvm::Value* first_lane = b.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, ballot, b.getTrue());
+  b.CreateCondBr(b.CreateICmpEQ(cg.lane, first_lane), fault, stop);
+
+  b.SetInsertPoint(fault);
+  std::vector<llvm::Value*> values = program_ids(cg);
+  if (checked.type.is_tile()) {
+    llvm::Value* element = copies.flat_index_of_first(registers, fails);
+    values.insert(order == ElementIndex::after_program ? values.end() : values.begin(), element);
+  }
+  fill_fault_record(cg, format, values, stop);
+
+  b.SetInsertPoint(stop);
+  b.CreateCall(llvm::Intrinsic::getDeclaration(&cg.module, llvm::Intrinsic::nvvm_bar_warp_sync), {b.getInt32(~0u)});
+  b.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b.getVoidTy(), false), kTrapAssembly, "", true));
+  b.CreateBr(passed);
+  b.SetInsertPoint(passed);
 }
 
 void emit_assert(KernelCodegen& cg, const ir::Operation& op) {
@@ -264,12 +341,12 @@ void emit_assert(KernelCodegen& cg, const ir::Operation& op) {
   const std::string fault = "kernel " + escape_percent(cg.fn.name) + ": assert failed" +
                             (location.empty() ? std::string() : " at " + escape_percent(location)) + ": " +
                             escape_percent(message) + " (program (%d, %d, %d)" +
-                            (condition.type.is_tile() ? ", element %d)\n" : ")\n");
+                            (condition.type.is_tile() ? ", element %d)" : ")");
   const std::vector<llvm::Value*>& holds =
       cg.values_of(condition, static_cast<std::size_t>(cg.register_count(condition)), op);
   std::vector<llvm::Value*> fails;
   for (llvm::Value* hold : holds) fails.push_back(cg.builder.CreateNot(hold));
-  emit_fault_reports(cg, op, condition, fails, fault, message, ElementIndex::after_program);
+  emit_fault_reports(cg, condition, fails, fault, ElementIndex::after_program);
 }
 
 }  // namespace
@@ -290,12 +367,11 @@ void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op,
   const std::string name(ir::op_info(op.code).name);
   const std::string fault = "kernel " + escape_percent(cg.fn.name) + ": integer division by zero in " + name +
                             (location.empty() ? std::string() : " at " + escape_percent(location)) + ": element " +
-                            (divisor.type.is_tile() ? "%d" : "0") + " of the divisor is 0 (program (%d, %d, %d))\n";
+                            (divisor.type.is_tile() ? "%d" : "0") + " of the divisor is 0 (program (%d, %d, %d))";
   std::vector<llvm::Value*> fails;
   for (llvm::Value* value : divisors)
     fails.push_back(cg.builder.CreateICmpEQ(value, llvm::ConstantInt::get(value->getType(), 0)));
-  emit_fault_reports(cg, op, divisor, fails, fault, "integer division by zero in " + name,
-                     ElementIndex::before_program);
+  emit_fault_reports(cg, divisor, fails, fault, ElementIndex::before_program);
 }
 
 }  // namespace kiln::lowering

@@ -14,6 +14,8 @@
 #include <mutex>
 
 #include "codegen.hpp"
+#include "fold_false_ballots.hpp"
+#include "kiln/lowering/fault_record.hpp"
 
 namespace kiln::lowering {
 
@@ -68,7 +70,13 @@ void optimize_module(llvm::Module& module, llvm::TargetMachine& machine) {
   builder.registerFunctionAnalyses(functions);
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, call_graphs, modules);
+  builder.registerPeepholeEPCallback(
+      [](llvm::FunctionPassManager& passes, llvm::OptimizationLevel) { passes.addPass(FoldFalseBallots()); });
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, modules);
+  // Where O3 proved every fault impossible (a divisor it knows is not 0), the
+  // fault record's global is left unused: the module need not export it.
+  if (llvm::GlobalVariable* record = module.getNamedGlobal(kFaultRecordGlobal); record && record->use_empty())
+    record->eraseFromParent();
 }
 
 std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& machine) {

@@ -18,6 +18,7 @@
 #include "async_copies.hpp"
 #include "fiber_sanitizer.hpp"
 #include "kernel_description.hpp"
+#include "kiln/lowering/fault_record.hpp"
 #include "shared_access.hpp"
 
 namespace kiln::runtime::emu {
@@ -67,6 +68,8 @@ class CtaScheduler {
   AsyncCopies& async_copies() { return async_copies_[static_cast<std::size_t>(running_)]; }
   /// The record of this program's shared-memory accesses since its last barriers.
   SharedMemoryShadow& shared_shadow() { return shared_shadow_; }
+  /// This program's fault record (fault_record.hpp), empty when it starts.
+  lowering::FaultRecord& fault_record() { return fault_record_; }
 
   /// Waits until every thread of the program arrives, then returns to all of
   /// them `mode`'s reduction of their `predicate`s (plain: 0). `site` tells
@@ -184,6 +187,7 @@ class CtaScheduler {
   std::vector<WgmmaState> wgmma_states_;   // per thread
   std::vector<AsyncCopies> async_copies_;  // per thread
   SharedMemoryShadow shared_shadow_;
+  lowering::FaultRecord fault_record_;
   int barrier_arrived_ = 0;
   std::uint32_t barrier_accumulated_ = 0;
   std::uint32_t barrier_result_ = 0;

@@ -125,6 +125,7 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
   for (AsyncCopies& copies : async_copies_) copies.clear();
   std::memset(shared_, kSharedMemoryPoison, shared_bytes_);
   shared_shadow_.start_program();
+  fault_record_ = {};
   ready_head_ = 0;
   ready_count_ = 0;
   sanitizer_.begin_program(stacks_, stack_stride_, stack_stride_ - stack_bytes_, thread_count_);

@@ -1,6 +1,6 @@
 // The hooks: thread and program indices, barriers, fences, warp shuffles and
 // votes, mma.sync, ldmatrix, wgmma, NVVM math, libdevice's __nv_* on host libm, vprintf,
-// __assertfail, failed hints, inline asm's host references, shared memory,
+// the fault record and trap, failed hints, inline asm's host references, shared memory,
 // the global and shared access checks, cp.async (copies that land when a wait
 // completes their group), and the f16/bf16 conversions and fused
 // multiply-adds narrow_floats.cpp makes explicit (on 16-bit patterns in
@@ -22,6 +22,7 @@
 #include "kiln/ir/numeric.hpp"
 #include "kiln/ir/rounding.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/lowering/fault_record.hpp"
 #include "kiln/runtime/host_reference.hpp"
 
 namespace kiln::runtime::emu {
@@ -57,11 +58,6 @@ std::uint32_t atomic_add(std::uint16_t* address, std::uint32_t value) {
   while (!word.compare_exchange_weak(old, Narrow(static_cast<float>(Narrow::from_bits(old)) + addend).bits)) {
   }
   return old;
-}
-
-std::string place(const char* file, unsigned line) {
-  if (!file || !*file) return "";
-  return " at " + std::string(file) + ":" + std::to_string(line);
 }
 
 // A hint's element as the cpu device prints it (kiln::lowering::HintValueKind).
@@ -295,10 +291,15 @@ std::int32_t kiln_emu_vprintf(const char* format, const std::byte* arguments) {
   // takes over error's buffer, so the abandoned frame owns no memory.
   scheduler().fault([&] { return "vprintf: " + std::move(error); });
 }
-void kiln_emu_assertfail(const char* message, const char* file, std::uint32_t line, const char*, std::uint64_t) {
+
+// The fault record and the trap after it (kiln/lowering/fault_record.hpp).
+kiln::lowering::FaultRecord* kiln_emu_fault_record() { return &scheduler().fault_record(); }
+void kiln_emu_trap() {
+  const kiln::lowering::FaultRecord& record = scheduler().fault_record();
+  if (record.state == static_cast<std::uint32_t>(kiln::lowering::FaultRecordState::written))
+    scheduler().fault([&] { return kiln::lowering::fault_message(record); });
   scheduler().fault([&] {
-    return "kernel " + scheduler().launch().kernel->name + ": assert failed" + kiln::runtime::emu::place(file, line) +
-           ": " + (message ? message : "") + " (" + scheduler().program_string() + ", thread " +
+    return "kernel " + scheduler().launch().kernel->name + ": trap (" + scheduler().program_string() + ", thread " +
            std::to_string(scheduler().thread_index()) + ")";
   });
 }
@@ -525,11 +526,12 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("__nv_clzll", kiln_emu_nv_clzll),
     KILN_EMU_HOOK("__nv_saturatef", kiln_emu_nv_saturatef),
     KILN_EMU_HOOK("vprintf", kiln_emu_vprintf),
-    KILN_EMU_HOOK("__assertfail", kiln_emu_assertfail),
     KILN_EMU_HOOK(kiln::lowering::kHintFaultFunction, kiln_emu_hint_fault),
     KILN_EMU_HOOK(kiln::lowering::kContiguityFaultFunction, kiln_emu_contiguity_fault),
     KILN_EMU_HOOK(kiln::lowering::kInlineAsmHostFunction, kiln_emu_inline_asm_host),
     KILN_EMU_HOOK("", kiln_emu_shared_memory),
+    KILN_EMU_HOOK("", kiln_emu_fault_record),
+    KILN_EMU_HOOK("", kiln_emu_trap),
     KILN_EMU_HOOK("", kiln_emu_check_global_access),
     KILN_EMU_HOOK("", kiln_emu_check_shared_access),
     KILN_EMU_HOOK("", kiln_emu_barrier),

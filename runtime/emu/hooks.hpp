@@ -16,7 +16,7 @@ namespace kiln::runtime::emu {
 /// One hook: what the GPU code calls and what runs instead.
 struct Hook {
   /// The intrinsic (llvm.nvvm.*) or external GPU function (vprintf,
-  /// __assertfail, libdevice's __nv_*) whose calls the retargeting redirects;
+  /// libdevice's __nv_*) whose calls the retargeting redirects;
   /// empty for a symbol only the host backend calls.
   std::string_view replaces;
   /// The host symbol the JIT resolves to `address`.
@@ -33,6 +33,13 @@ bool is_hook_symbol(std::string_view name);
 
 /// `ptr addrspace(3) kiln_emu_shared_memory()`: the running program's shared memory.
 inline constexpr std::string_view kSharedMemoryHook = "kiln_emu_shared_memory";
+/// `ptr addrspace(1) kiln_emu_fault_record()`: the running program's fault
+/// record (fault_record.hpp), which the kernel's loads of kFaultRecordGlobal
+/// become; the emu's memory, so its accesses are not checked.
+inline constexpr std::string_view kFaultRecordHook = "kiln_emu_fault_record";
+/// `void kiln_emu_trap()`: the inline assembly `trap;`; stops the program with the fault
+/// record's message when the kernel wrote one.
+inline constexpr std::string_view kTrapHook = "kiln_emu_trap";
 /// `void kiln_emu_check_global_access(ptr addrspace(1) address, i64 bytes, i32 site)`:
 /// checks an access before it happens and counts its bytes.
 inline constexpr std::string_view kGlobalAccessHook = "kiln_emu_check_global_access";

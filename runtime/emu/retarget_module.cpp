@@ -11,13 +11,15 @@
 // each shared (addrspace 3) one and each ldmatrix; barriers become hook calls
 // numbered by site, with their source lines recorded; each call of
 // an NVVM intrinsic or external GPU function becomes a call of its hook
-// (i1 passed as i32); f16 and bf16 become 16-bit integers, their arithmetic
+// (i1 passed as i32); the fault record becomes the running program's and a
+// trap a hook call that reports it; f16 and bf16 become 16-bit integers, their arithmetic
 // hook calls (narrow_floats.cpp); wgmma's inline assembly becomes hook calls
 // (matrix_assembly.cpp); and an entry taking the arguments as 64-bit words.
 #include "retarget_module.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/ReplaceConstant.h>
@@ -29,6 +31,7 @@
 
 #include "hooks.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/lowering/fault_record.hpp"
 #include "matrix_assembly.hpp"
 #include "narrow_floats.hpp"
 
@@ -43,6 +46,13 @@ constexpr std::uint64_t kLargestSharedStore = 16;
 
 [[noreturn]] void fail(const KernelDescription& kernel, const std::string& what) {
   throw lowering::LoweringError("emu: kernel " + kernel.name + ": " + what);
+}
+
+/// Whether `object` is the running program's fault record (kFaultRecordHook's
+/// result): the emu's memory, not the kernel's, so its accesses go unchecked.
+bool is_fault_record(const llvm::Value* object) {
+  const auto* call = llvm::dyn_cast<llvm::CallInst>(object);
+  return call && call->getCalledFunction() && call->getCalledFunction()->getName() == llvm::StringRef(kFaultRecordHook);
 }
 
 /// `site` with the element dtype and pointer source the code generator
@@ -300,8 +310,9 @@ void check_memory_accesses(llvm::Module& module, KernelDescription& kernel) {
       const unsigned address_space = pointer->getType()->getPointerAddressSpace();
       const bool shared = address_space == kSharedAddressSpace;
       // Constants of the module itself (strings, tables) lie outside every argument.
-      if ((address_space != kGlobalAddressSpace && !shared) ||
-          llvm::isa<llvm::GlobalVariable>(llvm::getUnderlyingObject(pointer)))
+      const llvm::Value* object = llvm::getUnderlyingObject(pointer);
+      if ((address_space != kGlobalAddressSpace && !shared) || llvm::isa<llvm::GlobalVariable>(object) ||
+          is_fault_record(object))
         continue;
       site.place = place_of(instruction);
       llvm::IRBuilder<> builder(&instruction);
@@ -453,6 +464,36 @@ void call_hooks(llvm::Module& module, const KernelDescription& kernel) {
   }
 }
 
+/// Each load of kFaultRecordGlobal becomes a call of kFaultRecordHook and
+/// each trap (kTrapAssembly) a call of kTrapHook (fault_record.hpp).
+void report_faults_through_hooks(llvm::Module& module, const KernelDescription& kernel) {
+  if (llvm::GlobalVariable* global = module.getNamedGlobal(lowering::kFaultRecordGlobal)) {
+    llvm::FunctionCallee hook =
+        module.getOrInsertFunction(kFaultRecordHook, llvm::FunctionType::get(global->getValueType(), false));
+    for (llvm::User* user : llvm::make_early_inc_range(global->users())) {
+      auto* load = llvm::dyn_cast<llvm::LoadInst>(user);
+      if (!load) fail(kernel, "@" + global->getName().str() + " is used other than by a load");
+      llvm::IRBuilder<> builder(load);
+      load->replaceAllUsesWith(builder.CreateCall(hook));
+      load->eraseFromParent();
+    }
+    global->eraseFromParent();
+  }
+  std::vector<llvm::CallInst*> traps;
+  for (llvm::Function& function : module)
+    for (llvm::Instruction& instruction : llvm::instructions(function))
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction))
+        if (auto* assembly = llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand()))
+          if (assembly->getAsmString() == lowering::kTrapAssembly) traps.push_back(call);
+  if (traps.empty()) return;
+  llvm::FunctionCallee hook =
+      module.getOrInsertFunction(kTrapHook, llvm::FunctionType::get(llvm::Type::getVoidTy(module.getContext()), false));
+  for (llvm::CallInst* trap : traps) {
+    llvm::IRBuilder<>(trap).CreateCall(hook);
+    trap->eraseFromParent();
+  }
+}
+
 /// `void kiln_emu_entry(ptr arguments)`: each argument from its 64-bit word, then the kernel.
 void add_entry(llvm::Module& module, llvm::Function& kernel_function) {
   llvm::LLVMContext& context = module.getContext();
@@ -507,6 +548,7 @@ void retarget_module(llvm::Module& module, const std::string& kernel_function, c
   place_shared_memory(module, kernel);
   flatten_address_space_casts(module);
   lower_scoped_atomics(module);
+  report_faults_through_hooks(module, kernel);
   check_memory_accesses(module, kernel);
   number_barriers(module, kernel);
   run_matrix_assembly_on_hooks(module, kernel);

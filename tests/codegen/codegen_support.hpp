@@ -73,6 +73,18 @@ inline ::testing::AssertionResult contains(std::string_view text, std::string_vi
   return ::testing::AssertionFailure() << "expected `" << needle << "` in:\n" << text;
 }
 
+/// The fault path of fault_record.hpp in `ptx`: the record's address from
+/// the module global, a claim by compare-and-swap, a system fence, the state
+/// stored last and a trap, and no function call.
+inline void expect_fault_record_and_trap(std::string_view ptx) {
+  EXPECT_TRUE(contains(ptx, ".visible .global .align 8 .u64 kiln_fault_record"));
+  EXPECT_TRUE(contains(ptx, "atom.global.cas.b32"));
+  EXPECT_TRUE(contains(ptx, "membar.sys;"));
+  EXPECT_TRUE(contains(ptx, "st.volatile.global.u32"));
+  EXPECT_TRUE(contains(ptx, "trap;"));
+  EXPECT_EQ(count(ptx, "call.uni"), 0) << ptx;
+}
+
 /// What ptxas said about a PTX module.
 struct PtxasResult {
   int exit_code = 0;

@@ -1,7 +1,8 @@
 // print and assert through the GPU code generator: vprintf with the
 // interpreter's line format (per element for tiles) and its argument buffer,
-// __assertfail with the op's message and location, each element reported by
-// one copy only, and ptxas acceptance for sm_80 and sm_90a.
+// assert through the fault record (the interpreter's message, the program
+// ids and a failing element, then trap), each element checked by one copy
+// only, and ptxas acceptance for sm_80 and sm_90a.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -140,30 +141,27 @@ TEST(Print, TilesOfDifferentShapesAreAnError) {
   }
 }
 
-TEST(Assert, FailingElementsPrintTheInterpretersMessageAndCallAssertfail) {
+TEST(Assert, FailingElementsFillTheFaultRecordWithTheInterpretersMessageAndTrap) {
   const lowering::GpuKernel kernel = compile_text(kAssertTile);
   EXPECT_TRUE(contains(kernel.llvm_ir,
                        R"(c"kernel check: assert failed at check.hpp:7: value below the limit (program (%d, %d, %d), )"
-                       R"(element %d)\0A\00")"));
-  EXPECT_TRUE(contains(kernel.llvm_ir, R"(c"value below the limit\00")"));
-  EXPECT_TRUE(contains(kernel.llvm_ir, R"(c"kernels/check.hpp\00")"));
-  EXPECT_TRUE(contains(kernel.llvm_ir, R"(c"check\00")"));
-  EXPECT_TRUE(contains(kernel.llvm_ir, "declare void @__assertfail(ptr, ptr, i32, ptr, i64)"));
-  // Two registers per thread, each its own element: two guarded calls.
-  EXPECT_EQ(count(kernel.llvm_ir, "call void @__assertfail(ptr"), 2) << kernel.llvm_ir;
-  EXPECT_EQ(count(kernel.llvm_ir, ", i32 7, ptr"), 2) << kernel.llvm_ir;
-  EXPECT_TRUE(contains(kernel.ptx, "__assertfail"));
+                       R"(element %d)\00)"));
+  // Two registers per thread, each its own element: one guarded fault
+  // block, which picks the failing one.
+  EXPECT_EQ(count(kernel.llvm_ir, R"(call void asm sideeffect "trap;", "")"), 1) << kernel.llvm_ir;
+  EXPECT_EQ(count(kernel.llvm_ir, "cmpxchg ptr addrspace(1)"), 1) << kernel.llvm_ir;
+  expect_fault_record_and_trap(kernel.ptx);
   for (const char* arch : {"sm_80", "sm_90a"})
     KILN_EXPECT_PTXAS_ACCEPTS(compile_text(kAssertTile, arch), arch, "assert_tile");
 }
 
 TEST(Assert, ScalarConditionIsCheckedByOneThread) {
   const lowering::GpuKernel kernel = compile_text(kAssertScalar, "sm_80");
-  EXPECT_TRUE(contains(kernel.llvm_ir,
-                       R"(c"kernel positive: assert failed: n must be positive (program (%d, %d, %d))\0A\00")"));
-  EXPECT_EQ(count(kernel.llvm_ir, "call void @__assertfail(ptr"), 1) << kernel.llvm_ir;
-  EXPECT_TRUE(contains(kernel.llvm_ir, ", i32 0, ptr")) << "no line: 0";
+  EXPECT_TRUE(
+      contains(kernel.llvm_ir, R"(c"kernel positive: assert failed: n must be positive (program (%d, %d, %d))\00)"));
+  EXPECT_EQ(count(kernel.llvm_ir, R"(call void asm sideeffect "trap;", "")"), 1) << kernel.llvm_ir;
   EXPECT_TRUE(contains(kernel.llvm_ir, "and i32 %warp, 3"));
+  expect_fault_record_and_trap(kernel.ptx);
   KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_80", "assert_scalar");
 }
 

@@ -10,7 +10,8 @@
 // (attention at head_dim 64) in 16-byte loads (K^T too, which runs along
 // its rows in memory) staged with at most two barriers per crossing.
 // Attention's Q and P reach their dots from registers. The library's wgmma
-// kernels call no function, so that ptxas keeps their wgmma pipelined.
+// kernels, fault checks and all, call no function and put no wgmma on a
+// divergent path, so that ptxas keeps their wgmma pipelined.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,10 +87,10 @@ struct WgmmaLoop {
   bool in_flight = false;
 };
 
-/// A kernel on wgmma calls no function (a fault report's printf), and
-/// ptxas serializes none of its wgmma instructions: it would across such a
-/// call (its warning C7510), or for an accumulator register touched while
-/// its wgmma is in flight, waiting for each before the next.
+/// A kernel on wgmma calls no function, and ptxas serializes none of its
+/// wgmma instructions: it would across a call (its warning C7510), for a
+/// wgmma on a divergent path (C7520), or for an accumulator register
+/// touched while its wgmma is in flight, waiting for each before the next.
 void expect_wgmma_not_serialized(const lowering::GpuKernel& kernel, const std::string& stem) {
   EXPECT_EQ(count(kernel.ptx, "call.uni"), 0) << stem << ": a function call in a wgmma kernel";
   const PtxasResult ptxas = run_ptxas(kernel.ptx, "sm_90a", stem);
@@ -238,12 +239,15 @@ TEST(MmaStructure, AttentionInSm90aConfigurationReadsKAndVFromTheRings) {
 
 // The conv2d + batchnorm + SiLU gemm variant runs its dot on wgmma at 64
 // rows and 4 warps; its index arithmetic divides by the output width and
-// the kernel's taps, held at 1 or more, so that no fault report is needed.
+// the kernel's taps, in the K loop too. The divisions' fault checks go
+// through the fault record (no call) behind a warp ballot (no wgmma on a
+// divergent path), so ptxas keeps the wgmma asynchronous.
 TEST(MmaStructure, Conv2dGemmOnWgmmaCallsNoFunction) {
   auto compiled = kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, 64, 32, 32>>();
   const lowering::GpuKernel kernel =
       lowering::compile_for_gpu(compiled.program().optimized(), {.arch = "sm_90a", .num_warps = 4});
   EXPECT_GT(count(kernel.ptx, "wgmma.mma_async"), 0);
+  expect_fault_record_and_trap(kernel.ptx);
   expect_wgmma_not_serialized(kernel, "conv2d_gemm_f16_64x32x32");
 }
 

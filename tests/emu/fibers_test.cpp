@@ -1,7 +1,7 @@
 // The emu's CTA scheduler on hand-written nvptx64 kernels: barriers through
 // shared memory, every shfl.sync mode with clamps and segments, votes,
-// barrier reductions, deadlock detection, vprintf and __assertfail, and
-// faults that leak nothing.
+// barrier reductions, deadlock detection, vprintf, trap and the fault record,
+// and faults that leak nothing.
 #include <malloc.h>
 
 #include <bit>
@@ -275,13 +275,9 @@ TEST(Fibers, VprintfReadsTheCudaArgumentBuffer) {
   EXPECT_EQ(::testing::internal::GetCapturedStdout(), "t=3 x=1.50 emu n=-5000000000\nt=35 x=17.50 emu n=-5000000000\n");
 }
 
-// Thread 5 of program 1 fails an assert.
-const char* kAssertKernel = R"(
-@message = private unnamed_addr constant [6 x i8] c"x > 0\00"
-@file = private unnamed_addr constant [9 x i8] c"kern.hpp\00"
-@function = private unnamed_addr constant [2 x i8] c"f\00"
-
-define ptx_kernel void @asserting(ptr addrspace(1) %out) {
+// Thread 5 of program 1 traps without a fault record.
+const char* kTrapKernel = R"(
+define ptx_kernel void @trapping(ptr addrspace(1) %out) {
 entry:
   %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %pid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
@@ -290,38 +286,88 @@ entry:
   %both = and i1 %t5, %p1
   br i1 %both, label %fail, label %done
 fail:
-  call void @__assertfail(ptr @message, ptr @file, i32 42, ptr @function, i64 1)
-  br label %done
+  call void asm sideeffect "trap;", ""()
+  unreachable
 done:
   ret void
 }
 
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-declare void @__assertfail(ptr, ptr, i32, ptr, i64)
 )";
 
-TEST(Fibers, AssertfailEndsTheLaunchWithAKernelError) {
-  const auto kernel = compile_nvvm(kAssertKernel, "asserting", "%0: ptr<i32>");
+TEST(Fibers, TrapEndsTheLaunchWithAKernelError) {
+  const auto kernel = compile_nvvm(kTrapKernel, "trapping", "%0: ptr<i32>");
   Buffer<std::int32_t> out(1, Device::emu());
   const std::vector<KernelArgument> args = {pointer_to(out, "out")};
   EXPECT_EQ(kernel_error([&] { kernel->launch(Device::emu(1), Grid{3, 1, 1}, args); }),
-            "kernel asserting: assert failed at kern.hpp:42: x > 0 (program (1, 0, 0), thread 5)");
+            "kernel trapping: trap (program (1, 0, 0), thread 5)");
+}
+
+// The odd threads claim the fault record (kiln/lowering/fault_record.hpp),
+// write their index and the format "t=%d 100%% x" as words, and trap.
+const char* kFaultRecordKernel = R"(
+@kiln_fault_record = addrspace(1) externally_initialized global ptr addrspace(1) null, align 8
+
+define ptx_kernel void @recording(ptr addrspace(1) %out) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %odd = and i32 %tid, 1
+  %fails = icmp eq i32 %odd, 1
+  br i1 %fails, label %fail, label %done
+fail:
+  %record = load ptr addrspace(1), ptr addrspace(1) @kiln_fault_record
+  %claim = cmpxchg ptr addrspace(1) %record, i32 0, i32 1 monotonic monotonic
+  %won = extractvalue { i32, i1 } %claim, 1
+  br i1 %won, label %fill, label %stop
+fill:
+  %value = getelementptr i8, ptr addrspace(1) %record, i64 4
+  store i32 %tid, ptr addrspace(1) %value
+  %w0 = getelementptr i8, ptr addrspace(1) %record, i64 20
+  store i32 1680162164, ptr addrspace(1) %w0
+  %w1 = getelementptr i8, ptr addrspace(1) %record, i64 24
+  store i32 808464672, ptr addrspace(1) %w1
+  %w2 = getelementptr i8, ptr addrspace(1) %record, i64 28
+  store i32 2015372581, ptr addrspace(1) %w2
+  %w3 = getelementptr i8, ptr addrspace(1) %record, i64 32
+  store i32 0, ptr addrspace(1) %w3
+  call void @llvm.nvvm.membar.sys()
+  store volatile i32 2, ptr addrspace(1) %record
+  br label %stop
+stop:
+  call void asm sideeffect "trap;", ""()
+  unreachable
+done:
+  store i32 1, ptr addrspace(1) %out
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.membar.sys()
+)";
+
+TEST(Fibers, TheFaultRecordsMessageEndsTheLaunch) {
+  const auto kernel = compile_nvvm(kFaultRecordKernel, "recording", "%0: ptr<i32>");
+  Buffer<std::int32_t> out(1, Device::emu());
+  const std::vector<KernelArgument> args = {pointer_to(out, "out")};
+  // Thread 1 runs first of the odd threads; each program starts with an empty record.
+  for (int launch = 0; launch < 2; ++launch)
+    EXPECT_EQ(kernel_error([&] { kernel->launch(Device::emu(1), Grid{2, 1, 1}, args); }), "t=1 100% x");
 }
 
 // A faulted thread's frames are abandoned, never unwound, so the fault's
 // message is made and freed before the jump away: faults leak nothing. Twenty
-// faulting launches (an assert, threads at different barriers), each of whose
-// messages is over 60 characters, may add less than 32 bytes a launch to
+// faulting launches (a trap, threads at different barriers), each of whose
+// messages is over 40 characters, may add less than 32 bytes a launch to
 // what glibc's malloc counts in use (room for unrelated one-off allocations).
 TEST(Fibers, FaultsLeakNoMemory) {
-  const auto asserting = compile_nvvm(kAssertKernel, "asserting", "%0: ptr<i32>");
+  const auto trapping = compile_nvvm(kTrapKernel, "trapping", "%0: ptr<i32>");
   const auto split = compile_nvvm(kSplitBarrierKernel, "split_barriers", "%0: ptr<i32>");
   Buffer<std::int32_t> out(1, Device::emu());
   const std::vector<KernelArgument> args = {pointer_to(out, "out")};
   const auto faulting_launches = [&] {
-    EXPECT_GT(kernel_error([&] { asserting->launch(Device::emu(1), Grid{3, 1, 1}, args); }).size(), 60u);
-    EXPECT_GT(kernel_error([&] { split->launch(Device::emu(1), Grid{1, 1, 1}, args); }).size(), 60u);
+    EXPECT_GT(kernel_error([&] { trapping->launch(Device::emu(1), Grid{3, 1, 1}, args); }).size(), 40u);
+    EXPECT_GT(kernel_error([&] { split->launch(Device::emu(1), Grid{1, 1, 1}, args); }).size(), 40u);
   };
   faulting_launches();  // whatever a first launch sets up once
   const auto in_use = static_cast<std::int64_t>(mallinfo2().uordblks);

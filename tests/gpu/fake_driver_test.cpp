@@ -3,7 +3,8 @@
 // whose launches are recorded, not run. Checks the device choice, zero-filled
 // buffers, the module kiln loads (PTX, or a cubin when ptxas is found), the
 // launch's grid, block, dynamic shared memory and parameter bytes, the opt-in
-// to more than 48 KiB of it, what the compile cache keeps, and event timing.
+// to more than 48 KiB of it, what the compile cache keeps, event timing, and
+// the message of a kernel stopped at a fault, read from its fault record.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -45,6 +46,13 @@ void set_shared_memory_optin(int bytes) {
   void* handle = dlopen(std::getenv("KILN_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
   using SetFunction = void (*)(int);
   reinterpret_cast<SetFunction>(dlsym(handle, "kiln_fake_cuda_set_shared_memory_optin"))(bytes);
+}
+
+/// Makes the fake GPU's next launch stop at a fault with `format` and `values`.
+void fault_next_launch(const char* format, const std::int32_t (&values)[4]) {
+  void* handle = dlopen(std::getenv("KILN_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
+  using FaultFunction = void (*)(const char*, const std::int32_t*);
+  reinterpret_cast<FaultFunction>(dlsym(handle, "kiln_fake_cuda_fault_next_launch"))(format, values);
 }
 
 /// The events recorded since the first `from`.
@@ -103,6 +111,12 @@ void transpose_add(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out) {
   auto offsets = kl::expand_dims<1>(kl::arange<N>()) * N + kl::expand_dims<0>(kl::arange<N>());
   auto tile = kl::load(x + offsets);
   kl::store(out + offsets, tile + kl::trans(tile));
+}
+
+template <int BLOCK>
+void divide(kl::Ptr<kl::i32> x, kl::Ptr<kl::i32> out, kl::i32 divisor) {
+  auto offsets = kl::arange<BLOCK>();
+  kl::store(out + offsets, kl::load(x + offsets) / divisor);
 }
 
 class FakeGpu : public ::testing::Test {
@@ -323,6 +337,39 @@ TEST_F(FakeGpu, AnAheadOfTimeKernelLoadsItsEmbeddedImage) {
                                  std::to_string(std::bit_cast<std::uint32_t>(2.0f)) + ":4 " +
                                  std::to_string(std::bit_cast<std::uint32_t>(1.0f)) + ":4 1024:4";
   EXPECT_EQ(recorded[1], "launch scale_bias grid 4x1x1 block 128 shared 0 params" + (cubin ? "" : parameters));
+}
+
+TEST_F(FakeGpu, AKernelStoppedAtAFaultIsReportedFromTheFaultRecord) {
+  setenv("KILN_PTXAS", "none", 1);  // PTX, whose globals the fake reads
+  const auto kernel = kl::compile<divide<128>>();
+  auto x = kl::Buffer<std::int32_t>::from(std::vector<std::int32_t>(128, 7), kl::Device::cuda());
+  kl::Buffer<std::int32_t> out(128, kl::Device::cuda());
+  // The fake fills the record as the kernel's fault code would: the record's
+  // address reached the module's kiln_fault_record global when it loaded.
+  fault_next_launch("kernel divide: integer division by zero in div at f.hpp:%d: 100%% of %d (program (%d, %d))",
+                    {3, 128, 5, 0});
+  try {
+    kernel.launch(kl::Grid(1), x, out, 0);
+    FAIL() << "no fault";
+  } catch (const kl::runtime::KernelError& error) {
+    EXPECT_STREQ(error.what(),
+                 "kernel divide: integer division by zero in div at f.hpp:3: 100% of 128 (program (5, 0))");
+  }
+  // A kernel that cannot fault has no record; a failure is the driver's.
+  const auto adding = kl::compile<add_one<64>>();
+  kl::Buffer<float> y(100, kl::Device::cuda()), sum(100, kl::Device::cuda());
+  fault_next_launch("unused", {0, 0, 0, 0});
+  try {
+    adding.launch(kl::Grid(2), y, sum, 100);
+    FAIL() << "no error";
+  } catch (const kl::cuda::DriverError& error) {
+    EXPECT_NE(std::string(error.what()).find("cuStreamSynchronize failed: CUDA_ERROR_FAKE (715): running kernel"),
+              std::string::npos)
+        << error.what();
+  }
+  unsetenv("KILN_PTXAS");
+  // The next launch starts from an empty record.
+  kernel.launch(kl::Grid(1), x, out, 7);
 }
 
 }  // namespace

@@ -4,7 +4,11 @@
 // the bytes of each parameter (read from the loaded PTX's .entry signature;
 // a cubin's parameters are not parsed). kiln_fake_cuda_record() hands the
 // record to the tests; kiln_fake_cuda_set_shared_memory_optin() sets the
-// shared memory one block may opt into (227 KiB, as on an H100, until set).
+// shared memory one block may opt into (227 KiB, as on an H100, until set);
+// kiln_fake_cuda_fault_next_launch() makes the next launch stop as a kernel
+// at a fault does: it fills the fault record the module's kiln_fault_record
+// global points to (kiln/lowering/fault_record.hpp), if any, and the next
+// cuStreamSynchronize fails with CUDA_ERROR_ILLEGAL_INSTRUCTION.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -24,11 +28,13 @@ constexpr CUresult success = 0;
 constexpr CUresult invalid_value = 1;
 constexpr CUresult invalid_device = 101;
 constexpr CUresult not_found = 500;
+constexpr CUresult illegal_instruction = 715;
 
 struct Function;
 struct Module {
   bool is_cubin = false;
   std::map<std::string, std::vector<int>> parameter_sizes;  // by entry name
+  std::map<std::string, std::uint64_t> u64_globals;         // the .global .u64 variables of the PTX, by name
   std::vector<std::unique_ptr<Function>> functions;         // handed out; unloading frees them, as in CUDA
 };
 
@@ -49,6 +55,15 @@ struct Record {
 Record record;
 int shared_memory_optin_bytes = 227 * 1024;
 
+/// The fault the next launch stops at (kiln_fake_cuda_fault_next_launch).
+struct PendingFault {
+  bool next_launch = false;
+  bool at_synchronize = false;
+  std::string format;
+  std::int32_t values[4] = {};
+};
+PendingFault pending_fault;
+
 void log(const std::string& event) {
   std::lock_guard lock(record.mutex);
   record.events.push_back(event);
@@ -63,6 +78,11 @@ extern "C" {
 
 const std::vector<std::string>* kiln_fake_cuda_record() { return &record.events; }
 void kiln_fake_cuda_set_shared_memory_optin(int bytes) { shared_memory_optin_bytes = bytes; }
+void kiln_fake_cuda_fault_next_launch(const char* format, const std::int32_t* values) {
+  pending_fault.next_launch = true;
+  pending_fault.format = format;
+  std::memcpy(pending_fault.values, values, sizeof pending_fault.values);
+}
 
 CUresult cuInit(unsigned) { return success; }
 CUresult cuGetErrorName(CUresult, const char** name) {
@@ -101,6 +121,9 @@ CUresult cuModuleLoadDataEx(void** module, const void* image, unsigned, int*, vo
       for (std::sregex_iterator p(list.begin(), list.end(), parameter); p != end; ++p)
         sizes.push_back(size_of((*p)[1]));
     }
+    const std::regex global(R"(\.global\s+\.align\s+8\s+\.u64\s+([A-Za-z0-9_$]+);)");
+    for (std::sregex_iterator it(ptx.begin(), ptx.end(), global), end; it != end; ++it)
+      loaded->u64_globals[(*it)[1]] = 0;
   }
   log(loaded->is_cubin ? "load cubin" : "load ptx");
   *module = loaded;
@@ -110,6 +133,14 @@ CUresult cuModuleGetFunction(void** function, void* module, const char* name) {
   auto* loaded = static_cast<Module*>(module);
   if (!loaded->is_cubin && !loaded->parameter_sizes.count(name)) return not_found;
   *function = loaded->functions.emplace_back(new Function{loaded, name}).get();
+  return success;
+}
+CUresult cuModuleGetGlobal_v2(CUdeviceptr* address, std::size_t* bytes, void* module, const char* name) {
+  auto* loaded = static_cast<Module*>(module);
+  const auto found = loaded->u64_globals.find(name);
+  if (found == loaded->u64_globals.end()) return not_found;
+  *address = reinterpret_cast<CUdeviceptr>(&found->second);
+  *bytes = sizeof found->second;
   return success;
 }
 CUresult cuModuleUnload(void* module) {
@@ -137,6 +168,18 @@ CUresult cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, u
     }
   }
   log(event);
+  if (pending_fault.next_launch) {
+    pending_fault.next_launch = false;
+    pending_fault.at_synchronize = true;
+    const auto global = f->module->u64_globals.find("kiln_fault_record");
+    if (global != f->module->u64_globals.end() && global->second != 0) {
+      auto* fault_record = reinterpret_cast<char*>(global->second);
+      const std::uint32_t written = 2;
+      std::memcpy(fault_record + 4, pending_fault.values, sizeof pending_fault.values);
+      std::memcpy(fault_record + 20, pending_fault.format.c_str(), pending_fault.format.size() + 1);
+      std::memcpy(fault_record, &written, sizeof written);
+    }
+  }
   return success;
 }
 
@@ -167,7 +210,11 @@ CUresult cuMemsetD8_v2(CUdeviceptr destination, unsigned char value, std::size_t
 }
 CUresult cuStreamCreate(void** stream, unsigned) { return *stream = reinterpret_cast<void*>(0x50), success; }
 CUresult cuStreamDestroy_v2(void*) { return success; }
-CUresult cuStreamSynchronize(void*) { return success; }
+CUresult cuStreamSynchronize(void*) {
+  if (!pending_fault.at_synchronize) return success;
+  pending_fault.at_synchronize = false;
+  return illegal_instruction;
+}
 CUresult cuEventCreate(void** event, unsigned) { return *event = new int(0), success; }
 CUresult cuEventRecord(void* event, void*) {
   static int clock = 0;
@@ -179,6 +226,20 @@ CUresult cuEventSynchronize(void*) { return success; }
 CUresult cuEventElapsedTime_v2(float* milliseconds, void* start, void* end) {
   if (!start || !end) return invalid_value;
   *milliseconds = 0.25f * static_cast<float>(*static_cast<int*>(end) - *static_cast<int*>(start));
+  return success;
+}
+CUresult cuMemHostAlloc(void** host, std::size_t bytes, unsigned) {
+  *host = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  std::memset(*host, 0xAB, bytes);  // garbage until written
+  return success;
+}
+CUresult cuMemFreeHost(void* host) {
+  std::free(host);
+  return success;
+}
+/// Mapped host memory has the same address on the fake GPU.
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* address, void* host, unsigned) {
+  *address = reinterpret_cast<CUdeviceptr>(host);
   return success;
 }
 CUresult cuEventDestroy_v2(void* event) {

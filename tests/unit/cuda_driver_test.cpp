@@ -211,6 +211,8 @@ struct FakeDriverState {
   std::vector<std::string> calls;
   int allowed_shared_bytes = 48 * 1024;
   std::uint64_t launched_pointer_argument = 0;
+  int host_allocations_alive = 0;
+  std::uint64_t fault_record_global = 0;  // the module's one .global, kiln_fault_record
 };
 FakeDriverState fake;
 
@@ -322,6 +324,25 @@ EntryPoints fake_entry_points() {
     return abi::CUDA_SUCCESS;
   };
   entry.event_destroy = [](abi::CUevent) { return --fake.events_alive, abi::CUDA_SUCCESS; };
+  entry.host_memory_allocate = [](void** host, std::size_t bytes, unsigned flags) {
+    if (flags != abi::host_alloc_device_map) return abi::CUresult(1);
+    *host = std::malloc(bytes);
+    return ++fake.host_allocations_alive, abi::CUDA_SUCCESS;
+  };
+  entry.host_memory_free = [](void* host) {
+    std::free(host);
+    return --fake.host_allocations_alive, abi::CUDA_SUCCESS;
+  };
+  entry.host_memory_device_address = [](abi::CUdeviceptr* address, void* host, unsigned) {
+    *address = reinterpret_cast<abi::CUdeviceptr>(host) + 0x100000;
+    return abi::CUDA_SUCCESS;
+  };
+  entry.module_get_global = [](abi::CUdeviceptr* address, std::size_t* bytes, abi::CUmodule, const char* name) {
+    if (std::string(name) != "kiln_fault_record") return abi::CUDA_ERROR_NOT_FOUND;
+    *address = reinterpret_cast<abi::CUdeviceptr>(&fake.fault_record_global);
+    *bytes = sizeof fake.fault_record_global;
+    return abi::CUDA_SUCCESS;
+  };
   return entry;
 }
 
@@ -452,6 +473,18 @@ TEST_F(FakeCudaDriver, ModuleLoadFailureCarriesTheJitLogOnOneLine) {
                  "ptx input, line 1; error   : bad; second line");
   }
   EXPECT_EQ(fake.modules_alive, 0);
+}
+
+TEST_F(FakeCudaDriver, MappedHostMemoryAndModuleGlobals) {
+  {
+    MappedHostMemory memory(*driver, 1024);
+    EXPECT_EQ(fake.host_allocations_alive, 1);
+    EXPECT_EQ(memory.device_address(), reinterpret_cast<abi::CUdeviceptr>(memory.host()) + 0x100000);
+    Module module(*driver, ".entry add_index", "test.ptx");
+    EXPECT_EQ(module.global("kiln_fault_record"), reinterpret_cast<abi::CUdeviceptr>(&fake.fault_record_global));
+    EXPECT_EQ(module.global("missing"), std::nullopt);
+  }
+  EXPECT_EQ(fake.host_allocations_alive, 0);
 }
 
 TEST_F(FakeCudaDriver, LaunchOptsIntoLargeSharedMemoryOnce) {

@@ -82,6 +82,10 @@ void for_each_entry_point(Entries& entry, Visit visit) {
   // drivers older than that export only the plain name.
   visit(entry.event_elapsed_time, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
   visit(entry.event_destroy, {"cuEventDestroy_v2"});
+  visit(entry.host_memory_allocate, {"cuMemHostAlloc"});
+  visit(entry.host_memory_free, {"cuMemFreeHost"});
+  visit(entry.host_memory_device_address, {"cuMemHostGetDevicePointer_v2"});
+  visit(entry.module_get_global, {"cuModuleGetGlobal_v2"});
 }
 
 }  // namespace

@@ -3,19 +3,31 @@
 // (internal to the runtime).
 #pragma once
 
+#include <new>
+
+#include "kiln/lowering/fault_record.hpp"
 #include "kiln/runtime/cuda/resources.hpp"
 
 namespace kiln::cuda {
 
-/// One GPU as kiln uses it: its primary context, a non-blocking stream in it
-/// and what the driver says about the device.
+/// One GPU as kiln uses it: its primary context, a non-blocking stream in
+/// it, what the driver says about the device and the fault record its
+/// kernels fill when they stop at a fault (kiln/lowering/fault_record.hpp).
 struct GpuContext {
   GpuContext(const Driver& driver, int ordinal)
-      : context(driver, ordinal), stream(driver), info(driver.device_info(ordinal)) {}
+      : context(driver, ordinal),
+        stream(driver),
+        info(driver.device_info(ordinal)),
+        fault_memory(driver, sizeof(lowering::FaultRecord)) {
+    new (fault_memory.host()) lowering::FaultRecord{};
+  }
 
-  PrimaryContext context;  // made current first: the stream is created in it
+  lowering::FaultRecord& fault_record() const { return *static_cast<lowering::FaultRecord*>(fault_memory.host()); }
+
+  PrimaryContext context;  // made current first: the stream and the record are created in it
   Stream stream;
   DeviceInfo info;
+  MappedHostMemory fault_memory;
 };
 
 /// GPU `ordinal`'s context, made current on the calling thread. Throws

@@ -9,6 +9,7 @@
 #include "kiln/runtime/cuda/driver_abi.hpp"
 #include "kiln/runtime/cuda/entry_points.hpp"
 #include "kiln/runtime/cuda/launch_timer.hpp"
+#include "kiln/runtime/interpreter.hpp"
 
 namespace kiln::cuda {
 
@@ -32,8 +33,15 @@ LoadedKernel::LoadedKernel(KernelImage image, const Device& device)
                              " bytes of shared memory per block, more than the " +
                              std::to_string(gpu.info.max_shared_bytes_per_block_optin) + " bytes " + device.name() +
                              " (" + gpu.info.name + ") allows one block");
-  module_.emplace(Driver::instance(), image.image, display_name_ + " (" + image.image_description + ")");
+  const Driver& driver = Driver::instance();
+  module_.emplace(driver, image.image, display_name_ + " (" + image.image_description + ")");
   kernel_.emplace(module_->kernel(image.entry_name));
+  // A kernel that can fault reports through the context's fault record.
+  if (const std::optional<abi::CUdeviceptr> global = module_->global(lowering::kFaultRecordGlobal)) {
+    const abi::CUdeviceptr record = gpu.fault_memory.device_address();
+    driver.check(driver.entry_points().copy_host_to_device(*global, &record, sizeof record), "cuMemcpyHtoD",
+                 "the fault record's address into kernel " + display_name_);
+  }
   kernel_->allow_dynamic_shared_memory(shared_bytes_);
 }
 
@@ -59,9 +67,16 @@ runtime::LaunchStats LoadedKernel::launch(const Device& device, runtime::Grid gr
     start->record(gpu.stream);
   }
   const Dim3 blocks{static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2])};
+  volatile std::uint32_t& fault_state = gpu.fault_record().state;
+  fault_state = static_cast<std::uint32_t>(lowering::FaultRecordState::empty);
   kernel_->launch(blocks, Dim3{threads_per_block_}, shared_bytes_, gpu.stream, parameters.data());
   if (timer) stop->record(gpu.stream);
-  driver.check(driver.entry_points().stream_synchronize(gpu.stream.handle()), "cuStreamSynchronize",
+  const abi::CUresult result = driver.entry_points().stream_synchronize(gpu.stream.handle());
+  // A kernel stopped at a fault says which in the record; the context is
+  // then unusable, as after any trap.
+  if (result != abi::CUDA_SUCCESS && fault_state == static_cast<std::uint32_t>(lowering::FaultRecordState::written))
+    throw runtime::KernelError(lowering::fault_message(gpu.fault_record()));
+  driver.check(result, "cuStreamSynchronize",
                "running kernel `" + display_name_ + "` on " + device.name() + ", grid " + grid_text(grid));
   if (timer) timer->add_launch(elapsed_milliseconds(driver, *start, *stop) / 1e3);
   // A GPU does not count the bytes its loads and stores move.

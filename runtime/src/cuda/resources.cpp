@@ -55,6 +55,19 @@ void PrimaryContext::make_current() const {
                 "device " + std::to_string(ordinal_));
 }
 
+MappedHostMemory::MappedHostMemory(const Driver& driver, std::size_t bytes) : driver_(driver) {
+  const EntryPoints& entry = driver_.entry_points();
+  const std::string context = std::to_string(bytes) + " bytes of mapped host memory";
+  driver_.check(entry.host_memory_allocate(&host_, bytes, abi::host_alloc_device_map), "cuMemHostAlloc", context);
+  const abi::CUresult result = entry.host_memory_device_address(&device_address_, host_, 0);
+  if (result != abi::CUDA_SUCCESS) {
+    entry.host_memory_free(host_);
+    driver_.check(result, "cuMemHostGetDevicePointer", context);
+  }
+}
+
+MappedHostMemory::~MappedHostMemory() { driver_.entry_points().host_memory_free(host_); }
+
 DeviceMemory::DeviceMemory(const Driver& driver, std::size_t bytes) : driver_(&driver), bytes_(bytes) {
   if (bytes == 0) return;
   driver_->check(driver_->entry_points().memory_allocate(&address_, bytes), "cuMemAlloc_v2",
@@ -201,6 +214,15 @@ Kernel Module::kernel(const std::string& kernel_name) const {
   auto& allowance = allowances_[kernel_name];
   if (!allowance) allowance = std::make_shared<DynamicSharedAllowance>();
   return Kernel(driver_, function, kernel_name, allowance);
+}
+
+std::optional<abi::CUdeviceptr> Module::global(const std::string& name) const {
+  abi::CUdeviceptr address = 0;
+  std::size_t bytes = 0;
+  const abi::CUresult result = driver_.entry_points().module_get_global(&address, &bytes, module_, name.c_str());
+  if (result == abi::CUDA_ERROR_NOT_FOUND) return std::nullopt;
+  driver_.check(result, "cuModuleGetGlobal", "global `" + name + "` in " + name_);
+  return address;
 }
 
 }  // namespace kiln::cuda

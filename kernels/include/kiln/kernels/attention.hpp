@@ -136,8 +136,8 @@ inline constexpr AttentionConfig kAttentionSm80{
 ///   key pointers through shared memory every iteration (two more barriers).
 /// - 3 stages: K and V rings of 96 KiB at head_dim 128 (the pipeliner's
 ///   budget), 24 KiB at 64.
-/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 234-237
-///   registers (245-247 with key lengths), head_dim 64 120-122.
+/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 235-244
+///   registers (245-247 with key lengths), head_dim 64 118-126.
 template <int HEAD_DIM>
 inline constexpr AttentionConfig kAttentionSm90a{
     .block_m = 128, .block_n = HEAD_DIM <= 64 ? 32 : 64, .num_warps = 8, .num_stages = 3};
@@ -154,11 +154,7 @@ void attention_program(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, k
   static_assert(BLOCK_M % BLOCK_N == 0, "attention: BLOCK_M must be a multiple of BLOCK_N");
   auto start_m = kl::program_id(0) * BLOCK_M;
   auto batch_head = kl::program_id(1);
-  // heads >= 1 in every launch with programs; held so, no division by it can
-  // fault, and the kernel needs no fault report (a call, which would make
-  // ptxas serialize its wgmma).
-  auto some_heads = kl::maximum(heads, 1);
-  auto head_offset = (batch_head / some_heads) * stride_batch + (batch_head % some_heads) * stride_head;
+  auto head_offset = (batch_head / heads) * stride_batch + (batch_head % heads) * stride_head;
   auto rows = start_m + kl::arange<BLOCK_M>();
   auto dims = kl::arange<HEAD_DIM>();
   auto row_ptrs = kl::expand_dims<1>(rows) * stride_seq + kl::expand_dims<0>(dims);  // [BLOCK_M, HEAD_DIM]
@@ -237,7 +233,7 @@ template <class T, int HEAD_DIM, int BLOCK_M, int BLOCK_N, bool CAUSAL>
 void attention_with_key_lengths(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, kl::Ptr<kl::f32> lse,
                                 kl::Ptr<kl::i32> key_lengths, kl::i32 seq, kl::i32 heads, kl::f32 sm_scale,
                                 kl::i32 stride_batch, kl::i32 stride_head, kl::i32 stride_seq) {
-  auto keys = kl::clamp(kl::load(key_lengths + kl::program_id(1) / kl::maximum(heads, 1)), 0, seq);
+  auto keys = kl::clamp(kl::load(key_lengths + kl::program_id(1) / heads), 0, seq);
   attention_detail::attention_program<T, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, true>(
       q, k, v, o, lse, seq, keys, heads, sm_scale, stride_batch, stride_head, stride_seq);
 }

@@ -21,23 +21,18 @@ void conv2d_bn_silu_gemm(kl::Ptr<T> x, kl::Ptr<T> w, kl::Ptr<kl::f32> scale, kl:
                          kl::i32 out_height, kl::i32 out_width, kl::i32 kernel_h, kl::i32 kernel_w, kl::i32 stride,
                          kl::i32 pad, kl::i32 dilation, kl::i32 /*groups*/) {
   auto out_plane = out_height * out_width;
-  auto taps = kernel_h * kernel_w;
-  // The divisors are held at 1 or more (every shape the host accepts has
-  // them so): no division can fault, and the kernel needs no fault report
-  // (a printf call, which would make ptxas serialize its wgmma).
-  auto plane_divisor = kl::maximum(out_plane, 1), width_divisor = kl::maximum(out_width, 1);
-  auto taps_divisor = kl::maximum(taps, 1), kernel_w_divisor = kl::maximum(kernel_w, 1);
   auto m = kl::program_id(0) * BLOCK_M + kl::arange<BLOCK_M>();
-  auto image = m / plane_divisor;
-  auto pq = m % plane_divisor;
+  auto image = m / out_plane;
+  auto pq = m % out_plane;
   // Per GEMM row (output position): where its image starts and its window's
   // top-left corner, as [BLOCK_M, 1] columns.
   auto row_valid = kl::expand_dims<1>(m < batch * out_plane);
   auto row_base = kl::expand_dims<1>(image * (channels * height * width));
-  auto top = kl::expand_dims<1>((pq / width_divisor) * stride - pad);
-  auto left = kl::expand_dims<1>((pq % width_divisor) * stride - pad);
+  auto top = kl::expand_dims<1>((pq / out_width) * stride - pad);
+  auto left = kl::expand_dims<1>((pq % out_width) * stride - pad);
   auto ks = kl::program_id(1) * BLOCK_N + kl::arange<BLOCK_N>();
   auto k_valid = ks < out_channels;
+  auto taps = kernel_h * kernel_w;
   auto reduction = channels * taps;
   auto w_columns = w + kl::expand_dims<0>(ks * reduction);
   kl::Var acc = kl::zeros<kl::f32, BLOCK_M, BLOCK_N>();
@@ -45,13 +40,12 @@ void conv2d_bn_silu_gemm(kl::Ptr<T> x, kl::Ptr<T> w, kl::Ptr<kl::f32> scale, kl:
     // Per GEMM column of the im2col tile: its input channel and kernel tap.
     auto terms = start + kl::arange<BLOCK_R>();
     auto term_valid = terms < reduction;
-    auto tap = terms % taps_divisor;
-    auto ih = top + kl::expand_dims<0>((tap / kernel_w_divisor) * dilation);
-    auto iw = left + kl::expand_dims<0>((tap % kernel_w_divisor) * dilation);
+    auto tap = terms % taps;
+    auto ih = top + kl::expand_dims<0>((tap / kernel_w) * dilation);
+    auto iw = left + kl::expand_dims<0>((tap % kernel_w) * dilation);
     // Padding and both tails read as zero, which adds nothing to the sum.
     auto a_mask = row_valid & kl::expand_dims<0>(term_valid) & (ih >= 0) & (ih < height) & (iw >= 0) & (iw < width);
-    auto a = kl::load(x + row_base + kl::expand_dims<0>((terms / taps_divisor) * (height * width)) + ih * width + iw,
-                      a_mask);
+    auto a = kl::load(x + row_base + kl::expand_dims<0>((terms / taps) * (height * width)) + ih * width + iw, a_mask);
     auto b =
         kl::load(w_columns + kl::expand_dims<1>(terms), kl::expand_dims<1>(term_valid) & kl::expand_dims<0>(k_valid));
     acc = kl::dot(a, b, acc);

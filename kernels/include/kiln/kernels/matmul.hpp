@@ -41,16 +41,13 @@ struct Epilogue {
 /// The (tile row, tile column) of C that program `pid` computes, in groups of
 /// GROUP_M tile rows: within a group the programs walk down the rows first,
 /// so consecutive programs reuse the same columns of B. The last group is
-/// shorter when the tile rows are not a multiple of GROUP_M. Both divisors
-/// are at least 1 for every program of the grid; held at 1 or more, they are
-/// known to be so, and the code generator needs no division-by-zero report
-/// (whose printf call would make ptxas serialize a kernel's wgmma).
+/// shorter when the tile rows are not a multiple of GROUP_M.
 template <int GROUP_M>
 std::pair<kl::i32, kl::i32> grouped_tile(const kl::i32& pid, const kl::i32& tiles_m, const kl::i32& tiles_n) {
   static_assert(GROUP_M >= 1, "grouped_tile: GROUP_M must be at least 1");
-  auto programs_per_group = kl::maximum(tiles_n * GROUP_M, 1);
+  auto programs_per_group = tiles_n * GROUP_M;
   auto first_row = (pid / programs_per_group) * GROUP_M;
-  auto group_rows = kl::maximum(kl::minimum(tiles_m - first_row, GROUP_M), 1);
+  auto group_rows = kl::minimum(tiles_m - first_row, GROUP_M);
   auto within = pid % programs_per_group;
   return {first_row + within % group_rows, within / group_rows};
 }
@@ -133,9 +130,10 @@ struct MatmulConfig {
 ///   (software_pipeline.cpp), so the K loop keeps two iterations of copies
 ///   in flight; 128 x 256 tiles (Triton's first tutorial entry) would get
 ///   only 2 stages.
-/// - ptxas (sm_90a, CUDA 13): 116 registers plain and 216 with bias, erf
-///   GELU and dropout for f16 and bf16 (f32, on the FMA units: 174 and
-///   254), no spills for any dtype and epilogue (dot_test.cpp);
+/// - ptxas (sm_90a, CUDA 13): 124 registers plain, 180 with bias and erf
+///   GELU, 190 with bias, tanh GELU and dropout for f16 and bf16 (f32, on
+///   the FMA units: 174 with bias), no spills for any dtype and epilogue
+///   (dot_test.cpp);
 ///   Triton's matmul at these tiles with that epilogue takes 255 and spills
 ///   1572 bytes (bench/compare, matmul_kiln_tiles). At 4 warps the
 ///   accumulator alone would take 128 registers a thread.

@@ -29,6 +29,7 @@ using CUevent = CUevent_st*;
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 inline constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+inline constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 
 inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
@@ -42,6 +43,8 @@ inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 inline constexpr unsigned CU_EVENT_DEFAULT = 0x0;
+/// cuMemHostAlloc's CU_MEMHOSTALLOC_DEVICEMAP (a macro in cuda.h): map the memory into the GPU.
+inline constexpr unsigned host_alloc_device_map = 0x2;
 
 /// Kernels may use this much dynamic shared memory without opting in with
 /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
@@ -80,5 +83,10 @@ using cuEventRecord_t = CUresult (*)(CUevent event, CUstream stream);
 using cuEventSynchronize_t = CUresult (*)(CUevent event);
 using cuEventElapsedTime_t = CUresult (*)(float* milliseconds, CUevent start, CUevent end);
 using cuEventDestroy_v2_t = CUresult (*)(CUevent event);
+using cuMemHostAlloc_t = CUresult (*)(void** host, decltype(sizeof(0)) bytes, unsigned flags);
+using cuMemFreeHost_t = CUresult (*)(void* host);
+using cuMemHostGetDevicePointer_v2_t = CUresult (*)(CUdeviceptr* address, void* host, unsigned flags);
+using cuModuleGetGlobal_v2_t = CUresult (*)(CUdeviceptr* address, decltype(sizeof(0))* bytes, CUmodule module,
+                                            const char* name);
 
 }  // namespace kiln::cuda::abi

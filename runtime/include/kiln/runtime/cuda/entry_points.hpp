@@ -37,6 +37,10 @@ struct EntryPoints {
   abi::cuEventSynchronize_t event_synchronize = nullptr;
   abi::cuEventElapsedTime_t event_elapsed_time = nullptr;
   abi::cuEventDestroy_v2_t event_destroy = nullptr;
+  abi::cuMemHostAlloc_t host_memory_allocate = nullptr;
+  abi::cuMemFreeHost_t host_memory_free = nullptr;
+  abi::cuMemHostGetDevicePointer_v2_t host_memory_device_address = nullptr;
+  abi::cuModuleGetGlobal_v2_t module_get_global = nullptr;
 };
 
 }  // namespace kiln::cuda

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -122,6 +123,25 @@ struct DynamicSharedAllowance {
   unsigned allowed_bytes = abi::default_dynamic_shared_limit_bytes;
 };
 
+/// Pinned host memory mapped into the GPU's address space (the
+/// current context's): what kernels write there the host reads directly,
+/// even after a kernel stopped the context.
+class MappedHostMemory {
+ public:
+  MappedHostMemory(const Driver& driver, std::size_t bytes);
+  ~MappedHostMemory();
+  MappedHostMemory(const MappedHostMemory&) = delete;
+  MappedHostMemory& operator=(const MappedHostMemory&) = delete;
+
+  void* host() const { return host_; }
+  abi::CUdeviceptr device_address() const { return device_address_; }
+
+ private:
+  const Driver& driver_;
+  void* host_ = nullptr;
+  abi::CUdeviceptr device_address_ = 0;
+};
+
 /// A kernel of a loaded module. Copies share the handle and the allowance;
 /// the module must outlive them.
 class Kernel {
@@ -161,6 +181,8 @@ class Module {
 
   /// The kernel called `kernel_name` (its PTX entry name). Thread safe.
   Kernel kernel(const std::string& kernel_name) const;
+  /// The address of the module's global variable `name`; nullopt when it has none.
+  std::optional<abi::CUdeviceptr> global(const std::string& name) const;
   abi::CUmodule handle() const { return module_; }
 
  private:
