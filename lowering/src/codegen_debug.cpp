@@ -269,6 +269,8 @@ void fill_fault_record(KernelCodegen& cg, const std::string& format, const std::
   b.CreateCall(llvm::Intrinsic::getDeclaration(&cg.module, llvm::Intrinsic::nvvm_membar_sys));
   b.CreateAlignedStore(llvm::ConstantInt::get(i32, static_cast<std::uint32_t>(FaultRecordState::written)), record,
                        llvm::Align(4), true);
+  // The state reaches the host before the trap ends the kernel.
+  b.CreateCall(llvm::Intrinsic::getDeclaration(&cg.module, llvm::Intrinsic::nvvm_membar_sys));
   b.CreateBr(after);
 }
 

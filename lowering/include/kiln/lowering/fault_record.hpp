@@ -1,13 +1,13 @@
 // The record a GPU kernel fills before it stops at a fault (an assert that
 // fails, an integer division by zero), from which the host reports it. It
 // lies in memory both reach: pinned host memory mapped into the GPU on the
-// `cuda` device, the launch's own on `emu`. The module's global
+// `cuda` device, the running program's own on `emu`. The module's global
 // kFaultRecordGlobal holds its address (null: no record, the kernel only
 // stops). The fault code claims the record by compare-and-swap of `state`
 // from empty to writing, writes `values` and `format`, fences at system
-// scope, sets `state` to written and traps (kTrapAssembly). It calls no
-// function: on sm_90a any call makes ptxas serialize every wgmma of the
-// kernel (warning C7510), as vprintf and __assertfail did.
+// scope, sets `state` to written, fences again and traps (kTrapAssembly).
+// It calls no function: on sm_90a any call makes ptxas serialize every
+// wgmma of the kernel (warning C7510), as vprintf and __assertfail did.
 #pragma once
 
 #include <cstddef>
