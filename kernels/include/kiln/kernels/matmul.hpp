@@ -131,9 +131,9 @@ struct MatmulConfig {
 ///   in flight; 128 x 256 tiles (Triton's first tutorial entry) would get
 ///   only 2 stages.
 /// - ptxas (sm_90a, CUDA 13): 124 registers plain, 180 with bias and erf
-///   GELU, 190 with bias, tanh GELU and dropout for f16 and bf16 (f32, on
-///   the FMA units: 174 with bias), no spills for any dtype and epilogue
-///   (dot_test.cpp);
+///   GELU, 190 with bias, tanh GELU and dropout, 216 with bias, erf GELU
+///   and dropout for f16 and bf16 (f32, on the FMA units: 174 with bias),
+///   no spills for any dtype and epilogue (dot_test.cpp, bench/compare);
 ///   Triton's matmul at these tiles with that epilogue takes 255 and spills
 ///   1572 bytes (bench/compare, matmul_kiln_tiles). At 4 warps the
 ///   accumulator alone would take 128 registers a thread.
