@@ -174,7 +174,8 @@ class LayoutAssignment {
         else if (v->type.shape == first->type.shape) classes_.unite(v, first);
       };
       for (const Value* result : op->results) join(result);
-      for (const Value* operand : op->operands) join(operand);
+      for (const Value* operand : op->operands)
+        if (!is_uniform_tile(*operand)) join(operand);
     }
   }
 
@@ -457,6 +458,11 @@ class LayoutAssignment {
 };
 
 }  // namespace
+
+bool is_uniform_tile(const Value& value) {
+  return value.type.is_tile() && !value.type.is_pointer && value.def &&
+         (value.def->code == OpCode::splat || value.def->code == OpCode::constant);
+}
 
 LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, const GpuTarget& target) {
   const int num_warps = target.num_warps;

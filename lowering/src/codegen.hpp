@@ -8,6 +8,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,6 +63,8 @@ struct KernelCodegen {
   llvm::Value* lane = nullptr;
   llvm::Value* warp = nullptr;
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> registers;
+  /// Uniform tiles read in another register count: (value, count) → copies.
+  mutable std::map<std::pair<const ir::Value*, std::size_t>, std::vector<llvm::Value*>> uniform_reads;
   /// The kernel's dynamic shared memory (kSharedMemoryArray), created by the
   /// first SharedScratch, and the bytes the largest op's scratch takes.
   llvm::GlobalVariable* shared_memory = nullptr;
@@ -98,6 +101,8 @@ struct KernelCodegen {
   const std::vector<llvm::Value*>& values_of(const ir::Value& value) const;
   /// The same, checked to be `count` registers: the operands of one op share
   /// a layout, so a mismatch is a layout assignment bug, reported naming `op`.
+  /// A uniform tile (is_uniform_tile), which joins no layout class, gives
+  /// `count` copies of its value whatever its own layout.
   const std::vector<llvm::Value*>& values_of(const ir::Value& value, std::size_t count, const ir::Operation& op) const;
   /// Records the registers of `value`.
   void define(const ir::Value& value, std::vector<llvm::Value*> values);

@@ -373,7 +373,10 @@ void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op,
   std::vector<llvm::Value*> fails;
   for (llvm::Value* value : divisors)
     fails.push_back(cg.builder.CreateICmpEQ(value, llvm::ConstantInt::get(value->getType(), 0)));
-  emit_fault_reports(cg, divisor, fails, fault, ElementIndex::before_program);
+  // A tile divisor's registers are read in the result's layout (a uniform
+  // divisor has a layout of its own: is_uniform_tile), so the elements are
+  // the result's.
+  emit_fault_reports(cg, divisor.type.is_tile() ? *op.result() : divisor, fails, fault, ElementIndex::before_program);
 }
 
 }  // namespace kiln::lowering

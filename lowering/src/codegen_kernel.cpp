@@ -25,6 +25,11 @@ const std::vector<llvm::Value*>& KernelCodegen::values_of(const ir::Value& value
 const std::vector<llvm::Value*>& KernelCodegen::values_of(const ir::Value& value, std::size_t count,
                                                           const ir::Operation& op) const {
   const std::vector<llvm::Value*>& values = values_of(value);
+  if (values.size() != count && is_uniform_tile(value) && !values.empty()) {
+    std::vector<llvm::Value*>& copies = uniform_reads[{&value, count}];
+    if (copies.empty()) copies.assign(count, values.front());
+    return copies;
+  }
   if (values.size() != count)
     throw InternalError(std::string(op.name()) + ": operand %" + std::to_string(value.id) + " has " +
                         std::to_string(values.size()) + " registers per thread, expected " + std::to_string(count) +

@@ -46,7 +46,12 @@ class LayoutMap {
 /// `num_warps` warps of 32 lanes. The rule:
 ///  - Values an element-wise op combines (operands and results of one shape,
 ///    including a load's or store's pointers, mask and data) form one class
-///    and share one layout, so element-wise code never moves data. A value a
+///    and share one layout, so element-wise code never moves data. A tile
+///    of numbers that holds one value throughout (is_uniform_tile: a splat,
+///    a constant) joins no class as an operand: every thread reads its value
+///    in any layout, and two unrelated tiles of one shape that use it (the
+///    pipeliner's copies of K^T and V, both masked by one splat of "this
+///    iteration runs") keep their own layouts. A value a
 ///    `for` or `while` carries (init, region arguments, yield operand,
 ///    result) and an `if` result with its yields are one class too, so loops
 ///    and branches move no data either.
@@ -110,6 +115,12 @@ class LayoutMap {
 /// order) decides; the other reduce converts its results to it as it emits them.
 /// `target` gives the warps and whether dots run on tensor cores.
 LayoutMap assign_layouts(const ir::Function& fn, const AxisInfoMap& axes, const GpuTarget& target);
+
+/// Whether `value` is a tile of numbers made by splat or constant: every
+/// element holds the same value, in every register of every layout. (Pointer
+/// tiles are left out: the code of addptr, load and store takes its register
+/// count from its pointers.)
+bool is_uniform_tile(const ir::Value& value);
 
 /// For each register of a thread in `result` (a layout of `result_shape`),
 /// the register of the same thread in `source` (a layout of `source_shape`)
