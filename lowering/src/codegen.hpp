@@ -394,6 +394,9 @@ class DuplicatedElements {
   std::vector<llvm::Value*> deliver(const std::vector<llvm::Value*>& acting, const ir::Operation& op);
 
  private:
+  /// The row-major index (i32) in the tile of the element at `coordinate`
+  /// (one i32 per dimension).
+  llvm::Value* row_major_index(const std::vector<llvm::Value*>& coordinate);
   std::vector<llvm::Value*> deliver_through_shared_memory(const std::vector<llvm::Value*>& acting,
                                                           const ir::Operation& op);
   DuplicatedElements(KernelCodegen& cg, LinearLayout layout, ir::Type element);

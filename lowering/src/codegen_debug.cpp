@@ -283,8 +283,8 @@ void fill_fault_record(KernelCodegen& cg, const std::string& format, const std::
 /// code only as a whole (a ballot, one unlikely branch: a kernel that passes
 /// runs one compare per register and the ballot), its lowest failing lane
 /// fills the record, the warp reconverges and synchronises, and every
-/// thread of it traps, as inline asm that LLVM does not know ends the thread, so the code
-/// branches back and the warp stays converged. Were some threads of a warp
+/// thread of it traps, as inline asm that LLVM does not know ends the
+/// thread, so the code branches back and the warp stays converged. Were some threads of a warp
 /// to skip the fault code, or the trap end in `unreachable` (llvm.trap),
 /// ptxas would find every later wgmma on a divergent path and serialize it
 /// (warning C7520).

@@ -55,9 +55,8 @@ std::vector<llvm::Value*> DuplicatedElements::coordinates(int reg) {
   return result;
 }
 
-llvm::Value* DuplicatedElements::flat_index(int reg) {
+llvm::Value* DuplicatedElements::row_major_index(const std::vector<llvm::Value*>& coordinate) {
   llvm::IRBuilder<>& b = cg_.builder;
-  const std::vector<llvm::Value*> coordinate = coordinates(reg);
   llvm::Value* index = b.getInt32(0);
   for (std::size_t d = 0; d < coordinate.size(); ++d)
     index = b.CreateAdd(
@@ -66,10 +65,12 @@ llvm::Value* DuplicatedElements::flat_index(int reg) {
   return index;
 }
 
+llvm::Value* DuplicatedElements::flat_index(int reg) { return row_major_index(coordinates(reg)); }
+
 llvm::Value* DuplicatedElements::flat_index_of_first(const std::vector<int>& registers,
                                                      const std::vector<llvm::Value*>& picked) {
   llvm::IRBuilder<>& b = cg_.builder;
-  llvm::Value* index = b.getInt32(0);
+  std::vector<llvm::Value*> coordinate;
   for (std::size_t d = 0; d < layout_.out_dims().size(); ++d) {
     const auto constant = [&](int reg) {
       return b.getInt32(static_cast<std::uint32_t>(register_coordinate(layout_, reg, static_cast<int>(d))));
@@ -77,12 +78,9 @@ llvm::Value* DuplicatedElements::flat_index_of_first(const std::vector<int>& reg
     llvm::Value* register_part = constant(registers.back());
     for (auto reg = registers.rbegin() + 1; reg != registers.rend(); ++reg)
       register_part = b.CreateSelect(picked[static_cast<std::size_t>(*reg)], constant(*reg), register_part);
-    llvm::Value* coordinate = b.CreateXor(thread_coordinate(cg_, layout_, static_cast<int>(d)), register_part);
-    index = b.CreateAdd(
-        b.CreateMul(index, b.getInt32(static_cast<std::uint32_t>(layout_.out_dim_size(layout_.out_dims()[d].name)))),
-        coordinate);
+    coordinate.push_back(b.CreateXor(thread_coordinate(cg_, layout_, static_cast<int>(d)), register_part));
   }
-  return index;
+  return row_major_index(coordinate);
 }
 
 std::vector<llvm::Value*> DuplicatedElements::deliver(const std::vector<llvm::Value*>& acting,
