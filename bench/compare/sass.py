@@ -11,6 +11,7 @@ import re
 import subprocess
 import tempfile
 import time
+from collections import namedtuple
 
 CLASSES = ("MMA", "LDSM", "LDS/STS", "LDG/LDGSTS", "BAR", "FFMA", "other")
 
@@ -77,17 +78,28 @@ def parse_resources(log, where):
     }
 
 
+# One SASS instruction; predicate is "" when it always runs.
+Instruction = namedtuple("Instruction", "address opcode operands predicate")
+
+
+def parse_sass(listing):
+    """The instructions of cuobjdump -sass's listing, NOPs left out."""
+    instructions = []
+    for line in listing.splitlines():
+        match = _INSTRUCTION.match(line)
+        if match and match.group(3) != "NOP":
+            instructions.append(Instruction(int(match.group(1), 16), match.group(3), match.group(4).strip(),
+                                            (match.group(2) or "").strip()))
+    return instructions
+
+
 def disassemble(cubin_path):
-    """The cubin's instructions as (address, opcode, operands), NOPs left out."""
+    """The cubin's instructions, NOPs left out."""
     done = subprocess.run([os.path.join(tool_dir(), "cuobjdump"), "-sass", cubin_path], capture_output=True,
                           text=True)
     if done.returncode != 0:
         raise SystemExit(f"compare.py: cuobjdump -sass {cubin_path} failed: {' '.join(done.stderr.split())[:300]}")
-    instructions = []
-    for line in done.stdout.splitlines():
-        match = _INSTRUCTION.match(line)
-        if match and match.group(3) != "NOP":
-            instructions.append((int(match.group(1), 16), match.group(3), match.group(4).strip()))
+    instructions = parse_sass(done.stdout)
     if not instructions:
         raise SystemExit(f"compare.py: no SASS instructions in {cubin_path}")
     return instructions
@@ -99,32 +111,36 @@ def instruction_class(opcode):
 
 def class_counts(instructions):
     counts = {name: 0 for name in CLASSES}
-    for _, opcode, _ in instructions:
-        counts[instruction_class(opcode)] += 1
+    for instruction in instructions:
+        counts[instruction_class(instruction.opcode)] += 1
     counts["total"] = len(instructions)
     return counts
 
 
 def loops(instructions):
-    """Each backward branch's (first, last) instruction index: a loop body."""
-    index_of = {address: i for i, (address, _, _) in enumerate(instructions)}
+    """Each backward branch's (first, last) instruction index: a loop body.
+    A backward branch over an unpredicated EXIT is not one: it returns from
+    code laid out after the exit (a divergent shuffle's fallback, a cold
+    branch) to the main path."""
+    index_of = {instruction.address: i for i, instruction in enumerate(instructions)}
     found = []
-    for i, (address, opcode, operands) in enumerate(instructions):
-        if opcode.split(".")[0] != "BRA":
+    for i, instruction in enumerate(instructions):
+        if instruction.opcode.split(".")[0] != "BRA":
             continue
-        target = re.match(r"(?:`\()?(0x[0-9a-f]+)", operands)
+        target = re.match(r"(?:`\()?(0x[0-9a-f]+)", instruction.operands)
         if not target:
             continue
         first = index_of.get(int(target.group(1), 16))
         # A branch to itself is the padding loop after EXIT, not a loop body.
-        if first is not None and first < i:
+        if first is not None and first < i and not any(
+                inside.opcode == "EXIT" and not inside.predicate for inside in instructions[first:i]):
             found.append((first, i))
     return found
 
 
 def spin_wait(body):
     """A loop around a compare-and-swap waits for a lock; it computes nothing."""
-    return any(op.startswith(("ATOMG", "ATOM.", "ATOMS")) and ".CAS" in op for _, op, _ in body)
+    return any(i.opcode.startswith(("ATOMG", "ATOM.", "ATOMS")) and ".CAS" in i.opcode for i in body)
 
 
 def hot_loop(instructions):
@@ -137,7 +153,7 @@ def hot_loop(instructions):
     if not innermost:
         return None
     def mma_count(span):
-        return sum(instruction_class(op) == "MMA" for _, op, _ in instructions[span[0]:span[1] + 1])
+        return sum(instruction_class(i.opcode) == "MMA" for i in instructions[span[0]:span[1] + 1])
     best = max(sorted(innermost), key=mma_count)
     return instructions[best[0]:best[1] + 1]
 
