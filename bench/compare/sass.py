@@ -13,7 +13,7 @@ import tempfile
 import time
 from collections import namedtuple
 
-CLASSES = ("MMA", "LDSM", "LDS/STS", "LDG/LDGSTS", "BAR", "FFMA", "other")
+CLASSES = ("MMA", "LDSM", "LDS/STS", "LDG/LDGSTS", "BAR", "FFMA", "LDL/STL", "other")
 
 _OPCODE_CLASS = {
     "HMMA": "MMA", "HGMMA": "MMA",
@@ -22,6 +22,7 @@ _OPCODE_CLASS = {
     "LDG": "LDG/LDGSTS", "LDGSTS": "LDG/LDGSTS", "UTMALDG": "LDG/LDGSTS",
     "BAR": "BAR",
     "FFMA": "FFMA",
+    "LDL": "LDL/STL", "STL": "LDL/STL",
 }
 
 # "        /*0940*/              @!P1 BRA 0x180 ;     /* 0xfffffff8000c9947 */"

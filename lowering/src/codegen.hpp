@@ -288,12 +288,27 @@ enum class WarpShuffle {
 /// narrower than 32 bits travels widened, 64 bits in two halves.
 llvm::Value* shuffle_in_warp(KernelCodegen& cg, llvm::Value* value, WarpShuffle mode, llvm::Value* lane_operand);
 
-/// The registers of `conversion.value` in `conversion.to`, for `user`: a
-/// choice among the thread's own registers when it already holds its
-/// elements, one shfl.sync.idx per register when they are in its warp, else
-/// a trip through a shared-memory buffer of the whole tile between two barriers.
+/// The registers of `conversion.value` in `conversion.to`, for `user`, made
+/// as planned_conversion_kind says: a choice among the thread's own
+/// registers when it already holds its elements, the value's index
+/// arithmetic computed again (rematerialize), one shfl.sync.idx per register
+/// when the elements are in its warp, else a trip through a shared-memory
+/// buffer of the whole tile between two barriers.
 std::vector<llvm::Value*> emit_layout_conversion(KernelCodegen& cg, const LayoutConversion& conversion,
                                                  const ir::Operation& user);
+/// The registers of `value` (is_rematerializable) computed again in `layout`
+/// from its aranges, constants, splats and scalars.
+std::vector<llvm::Value*> rematerialize(KernelCodegen& cg, const ir::Value& value, const LinearLayout& layout);
+
+/// The registers of `arange` in `layout`.
+std::vector<llvm::Value*> arange_registers(KernelCodegen& cg, const ir::Operation& arange, const LinearLayout& layout);
+/// For each register of a broadcast's or expand_dims's result in `result`,
+/// the register of its operand in `source` (thread_local_register_map).
+std::vector<int> shape_op_register_map(const ir::Operation& op, const LinearLayout& result, const LinearLayout& source);
+/// One element of element-wise or cast `op` from one register of each operand.
+llvm::Value* emit_element(KernelCodegen& cg, const ir::Operation& op, std::vector<llvm::Value*> operands);
+/// `pointer` advanced by `offset` elements, as `addptr` does.
+llvm::Value* offset_pointer(KernelCodegen& cg, const ir::Operation& addptr, llvm::Value* pointer, llvm::Value* offset);
 
 /// One per family of ops.def (emit_op dispatches by ir::family_of).
 /// constant, program_id, num_programs, arange, splat, broadcast, expand_dims.

@@ -1,15 +1,18 @@
 // LLVM code generation for layout conversions: a use that reads a tile in a
 // layout other than the one it lives in gets a converted copy. When every
 // thread already holds the elements it needs (plan_register_permute finds a
-// plan) the copy renames registers or picks among them; when every element is in the reader's warp and
-// plan_warp_shuffle finds a plan, one shfl.sync.idx per register moves it;
-// otherwise it goes through shared memory.
+// plan) the copy renames registers or picks among them; index arithmetic is
+// computed again in the needed layout (rematerialize.hpp); when every element
+// is in the reader's warp and plan_warp_shuffle finds a plan, one
+// shfl.sync.idx per register moves it; otherwise it goes through shared
+// memory.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <optional>
 
 #include "codegen.hpp"
 #include "kiln/lowering/layout_conversion.hpp"
+#include "kiln/lowering/rematerialize.hpp"
 
 namespace kiln::lowering {
 
@@ -88,10 +91,15 @@ std::vector<llvm::Value*> emit_layout_conversion(KernelCodegen& cg, const Layout
                                                  const ir::Operation& user) {
   const std::vector<llvm::Value*>& values =
       cg.values_of(*conversion.value, static_cast<std::size_t>(conversion.from.in_dim_size("register")), user);
-  if (const std::optional<RegisterPlan> plan = plan_register_permute(conversion.from, conversion.to))
-    return convert_within_threads(cg, *plan, values);
-  if (const std::optional<ShufflePlan> plan = plan_warp_shuffle(conversion.from, conversion.to))
-    return convert_with_shuffles(cg, *plan, values);
+  switch (planned_conversion_kind(conversion)) {
+    case ConversionKind::none:
+    case ConversionKind::register_permute:
+      return convert_within_threads(cg, *plan_register_permute(conversion.from, conversion.to), values);
+    case ConversionKind::rematerialize: return rematerialize(cg, *conversion.value, conversion.to);
+    case ConversionKind::warp_shuffle:
+      return convert_with_shuffles(cg, *plan_warp_shuffle(conversion.from, conversion.to), values);
+    case ConversionKind::shared_memory: break;
+  }
   return convert_through_shared_memory(cg, conversion, values, user);
 }
 

@@ -381,6 +381,10 @@ static_assert(ir::first_op_missing(ir::OpFamily::cast,
 
 }  // namespace
 
+llvm::Value* emit_element(KernelCodegen& cg, const ir::Operation& op, std::vector<llvm::Value*> operands) {
+  return ElementLowering(cg, op).lower(std::move(operands));
+}
+
 void emit_elementwise_op(KernelCodegen& cg, const ir::Operation& op) {
   const ir::Value& result = *op.result();
   for (const ir::Value* operand : op.operands) cg.element_type(operand->type, op);

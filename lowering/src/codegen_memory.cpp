@@ -278,21 +278,22 @@ void emit_async_copy(KernelCodegen& cg, const ir::Operation& op) {
 namespace {
 
 void emit_addptr(KernelCodegen& cg, const ir::Operation& op) {
-  const ir::Value& result = *op.result();
-  llvm::Type* pointee = cg.memory_type(ir::Type::scalar(result.type.dtype), op);
   const auto& pointers = cg.values_of(*op.operands[0]);
   const auto& offsets = cg.values_of(*op.operands[1], pointers.size(), op);
-  // GEP sign-extends narrower indices, right for signed offsets; unsigned ones are zero-extended first.
-  const bool zero_extend = !ir::is_signed_int(op.operands[1]->type.dtype);
   std::vector<llvm::Value*> values;
-  for (std::size_t r = 0; r < pointers.size(); ++r) {
-    llvm::Value* offset = zero_extend ? cg.builder.CreateZExt(offsets[r], cg.builder.getInt64Ty()) : offsets[r];
-    values.push_back(cg.builder.CreateGEP(pointee, pointers[r], offset));
-  }
-  cg.define(result, std::move(values));
+  for (std::size_t r = 0; r < pointers.size(); ++r) values.push_back(offset_pointer(cg, op, pointers[r], offsets[r]));
+  cg.define(*op.result(), std::move(values));
 }
 
 }  // namespace
+
+llvm::Value* offset_pointer(KernelCodegen& cg, const ir::Operation& addptr, llvm::Value* pointer, llvm::Value* offset) {
+  llvm::Type* pointee = cg.memory_type(ir::Type::scalar(addptr.result()->type.dtype), addptr);
+  // GEP sign-extends narrower indices, right for signed offsets; unsigned ones are zero-extended first.
+  if (!ir::is_signed_int(addptr.operands[1]->type.dtype))
+    offset = cg.builder.CreateZExt(offset, cg.builder.getInt64Ty());
+  return cg.builder.CreateGEP(pointee, pointer, offset);
+}
 
 void emit_memory_op(KernelCodegen& cg, const ir::Operation& op) {
   switch (op.code) {

@@ -98,6 +98,26 @@ std::int32_t register_coordinate(const LinearLayout& layout, int reg, int dim) {
   return layout.apply({{"register", reg}, {"lane", 0}, {"warp", 0}})[dim].second;
 }
 
+std::vector<llvm::Value*> arange_registers(KernelCodegen& cg, const ir::Operation& arange, const LinearLayout& layout) {
+  llvm::Value* thread_part = thread_coordinate(cg, layout, 0);
+  const auto start = static_cast<std::uint32_t>(arange.int_attribute("start"));
+  std::vector<llvm::Value*> values;
+  for (int r = 0; r < layout.in_dim_size("register"); ++r) {
+    llvm::Value* value = thread_part;
+    if (const std::int32_t register_part = register_coordinate(layout, r, 0); register_part != 0)
+      value = cg.builder.CreateXor(value, cg.builder.getInt32(static_cast<std::uint32_t>(register_part)));
+    values.push_back(start == 0 ? value : cg.builder.CreateAdd(value, cg.builder.getInt32(start)));
+  }
+  return values;
+}
+
+std::vector<int> shape_op_register_map(const ir::Operation& op, const LinearLayout& result,
+                                       const LinearLayout& source) {
+  const int inserted_axis = op.code == OpCode::expand_dims ? static_cast<int>(op.int_attribute("axis")) : -1;
+  return thread_local_register_map(result, op.result()->type.shape, source, op.operands[0]->type.shape, inserted_axis,
+                                   describe(op));
+}
+
 void emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
   const ir::Value& result = *op.result();
   switch (op.code) {
@@ -106,20 +126,7 @@ void emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
       return;
     case OpCode::program_id:
     case OpCode::num_programs: cg.define(result, {cg.read_special_register(grid_register(op))}); return;
-    case OpCode::arange: {
-      const LinearLayout& layout = cg.layouts.at(result);
-      llvm::Value* thread_part = thread_coordinate(cg, layout, 0);
-      const auto start = static_cast<std::uint32_t>(op.int_attribute("start"));
-      std::vector<llvm::Value*> values;
-      for (int r = 0; r < cg.register_count(result); ++r) {
-        llvm::Value* value = thread_part;
-        if (const std::int32_t register_part = register_coordinate(layout, r, 0); register_part != 0)
-          value = cg.builder.CreateXor(value, cg.builder.getInt32(static_cast<std::uint32_t>(register_part)));
-        values.push_back(start == 0 ? value : cg.builder.CreateAdd(value, cg.builder.getInt32(start)));
-      }
-      cg.define(result, std::move(values));
-      return;
-    }
+    case OpCode::arange: cg.define(result, arange_registers(cg, op, cg.layouts.at(result))); return;
     case OpCode::splat:
       cg.define(result, std::vector<llvm::Value*>(cg.register_count(result), cg.values_of(*op.operands[0])[0]));
       return;
@@ -135,11 +142,9 @@ void emit_creation_or_shape_op(KernelCodegen& cg, const ir::Operation& op) {
       const std::vector<llvm::Value*> values =
           conversion ? emit_layout_conversion(cg, *conversion, op) : cg.values_of(source);
       const LinearLayout& source_layout = conversion ? conversion->to : cg.layouts.at(source);
-      const int inserted_axis = op.code == OpCode::expand_dims ? static_cast<int>(op.int_attribute("axis")) : -1;
-      const std::vector<int> map = thread_local_register_map(cg.layouts.at(result), result.type.shape, source_layout,
-                                                             source.type.shape, inserted_axis, describe(op));
       std::vector<llvm::Value*> mapped;
-      for (int source_register : map) mapped.push_back(values[source_register]);
+      for (int source_register : shape_op_register_map(op, cg.layouts.at(result), source_layout))
+        mapped.push_back(values[source_register]);
       cg.define(result, std::move(mapped));
       return;
     }

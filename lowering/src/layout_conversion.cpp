@@ -64,6 +64,7 @@ std::string_view to_string(ConversionKind kind) {
   switch (kind) {
     case ConversionKind::none: return "none";
     case ConversionKind::register_permute: return "register_permute";
+    case ConversionKind::rematerialize: return "rematerialize";
     case ConversionKind::warp_shuffle: return "warp_shuffle";
     case ConversionKind::shared_memory: return "shared_memory";
   }

@@ -12,6 +12,7 @@
 #include "kiln/ir/verifier.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/lowering/layout_conversion.hpp"
+#include "kiln/lowering/rematerialize.hpp"
 #include "kiln/lowering/shared_rings.hpp"
 
 namespace kiln::lowering {
@@ -79,7 +80,7 @@ std::string describe_layouts(const ir::Function& fn, const AxisInfoMap& axes, co
       if (const LayoutConversion* conversion = layouts.conversion(op, *operand))
         out << "convert %" << operand->id << " (" << ir::to_string(operand->type) << ") for `"
             << ir::op_info(op.code).name << "` at " << op_place(op) << ": "
-            << to_string(classify_conversion(conversion->from, conversion->to)) << "\n";
+            << to_string(planned_conversion_kind(*conversion)) << "\n";
   });
   out << describe_shared_rings(plan_shared_rings(fn, axes, layouts, target));
   return out.str();

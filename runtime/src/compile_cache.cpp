@@ -149,9 +149,10 @@ std::string_view kiln_version() { return KILN_VERSION; }
 /// wgmma and fp8 mma.sync; 4: wgmma on 8-bit inputs; 5: a loop's wgmma dot
 /// left in flight across iterations; 6: faults through the fault record and
 /// trap instead of vprintf and __assertfail, and uniform tiles in no layout
-/// class), since the version number does not,
-/// so that a disk cache filled by an older build is not reused.
-constexpr int kCodeGeneratorRevision = 6;
+/// class; 7: index arithmetic computed again rather than converted), since
+/// the version number does not, so that a disk cache filled by an older
+/// build is not reused.
+constexpr int kCodeGeneratorRevision = 7;
 
 std::string CacheKey::text() const {
   std::string text = "kiln compile cache key\n";

@@ -1,10 +1,11 @@
 // Layout conversions through the GPU code generator: a 1-D tile used both
 // as a row and as a column (expand_dims at axes 0 and 1, attention's causal
-// mask) lives in one layout and the other use reads a converted copy, moved
-// with warp shuffles when every element is in the reader's warp and through
-// shared memory otherwise; shuffle plans read the right element in every
-// thread; the conversion works inside a loop; what is still not convertible
-// is a clear error.
+// mask) lives in one layout and the other use reads a converted copy: index
+// arithmetic (an arange) computed again in the other layout, a loaded tile
+// moved with warp shuffles when every element is in the reader's warp and
+// through shared memory otherwise; shuffle plans read the right element in
+// every thread; the conversion works inside a loop; what is still not
+// convertible is a clear error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "kiln/lowering/assign_layouts.hpp"
 #include "kiln/lowering/blocked_layout.hpp"
 #include "kiln/lowering/layout_conversion.hpp"
+#include "kiln/lowering/rematerialize.hpp"
 
 namespace kiln::codegen_test {
 namespace {
@@ -36,6 +38,25 @@ const char* kRowPlusColumn = R"(kernel @row_plus_column(%0: ptr<i32> {divisibili
   %11 = splat %0 : tile<64x64xptr<i32>>
   %12 = addptr %11, %10 : tile<64x64xptr<i32>>
   store %12, %6 {cache = none, evict = none}
+}
+)";
+
+/// out[i][j] = v[i] + v[j] over a 64x64 tile, v loaded from %1: the loaded
+/// %5 is needed as a row and as a column, and is not index arithmetic.
+const char* kLoadedRowPlusColumn =
+    R"(kernel @loaded_row_plus_column(%0: ptr<i32> {divisibility = 16}, %1: ptr<i32> {divisibility = 16}) {
+  %2 = arange {start = 0} : tile<64xi32>
+  %3 = splat %1 : tile<64xptr<i32>>
+  %4 = addptr %3, %2 : tile<64xptr<i32>>
+  %5 = load %4 {cache = none, evict = none} : tile<64xi32>
+  %6 = expand_dims %5 {axis = 0} : tile<1x64xi32>
+  %7 = expand_dims %5 {axis = 1} : tile<64x1xi32>
+  %8 = broadcast %6 : tile<64x64xi32>
+  %9 = broadcast %7 : tile<64x64xi32>
+  %10 = add %8, %9 : tile<64x64xi32>
+  %11 = splat %0 : tile<64x64xptr<i32>>
+  %12 = addptr %11, %10 : tile<64x64xptr<i32>>
+  store %12, %10 {cache = none, evict = none}
 }
 )";
 
@@ -73,18 +94,22 @@ const char* kOuterProductsInALoop =
 }
 )";
 
-/// out[i][j] = i + j over a 32x32 tile with unaligned pointers (one element
-/// per access): the row and the column layouts differ only inside warps.
+/// out[i][j] = v[i] + v[j] over a 32x32 tile, v loaded, with unaligned
+/// pointers (one element per access): the row and the column layouts differ
+/// only inside warps.
 const char* kSmallRowPlusColumn = R"(kernel @small_row_plus_column(%0: ptr<i32>) {
   %1 = arange {start = 0} : tile<32xi32>
-  %2 = expand_dims %1 {axis = 0} : tile<1x32xi32>
-  %3 = expand_dims %1 {axis = 1} : tile<32x1xi32>
-  %4 = broadcast %2 : tile<32x32xi32>
-  %5 = broadcast %3 : tile<32x32xi32>
-  %6 = add %4, %5 : tile<32x32xi32>
-  %7 = splat %0 : tile<32x32xptr<i32>>
-  %8 = addptr %7, %6 : tile<32x32xptr<i32>>
-  store %8, %6 {cache = none, evict = none}
+  %2 = splat %0 : tile<32xptr<i32>>
+  %3 = addptr %2, %1 : tile<32xptr<i32>>
+  %4 = load %3 {cache = none, evict = none} : tile<32xi32>
+  %5 = expand_dims %4 {axis = 0} : tile<1x32xi32>
+  %6 = expand_dims %4 {axis = 1} : tile<32x1xi32>
+  %7 = broadcast %5 : tile<32x32xi32>
+  %8 = broadcast %6 : tile<32x32xi32>
+  %9 = add %7, %8 : tile<32x32xi32>
+  %10 = splat %0 : tile<32x32xptr<i32>>
+  %11 = addptr %10, %9 : tile<32x32xptr<i32>>
+  store %11, %9 {cache = none, evict = none}
 }
 )";
 
@@ -239,29 +264,43 @@ TEST(Conversion, RowAndColumnUseRecordOneConversion) {
   EXPECT_NE(conversion->from, conversion->to);
 }
 
-TEST(Conversion, RowAndColumnGoThroughSharedMemory) {
-  const lowering::GpuKernel kernel = compile_text(kRowPlusColumn);
-  EXPECT_EQ(kernel.shared_bytes, 256);  // 64 i32
-  EXPECT_TRUE(contains(kernel.ptx, ".extern .shared .align 16 .b8 kiln_shared[];"));
-  EXPECT_GE(count(kernel.ptx, "st.shared"), 1);
-  EXPECT_GE(count(kernel.ptx, "ld.shared"), 1);
-  EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
+TEST(Conversion, AnArangeAsRowAndColumnIsComputedAgain) {
+  std::unique_ptr<ir::Function> fn = ir::parse_function(kRowPlusColumn);
+  const lowering::LayoutMap layouts =
+      lowering::assign_layouts(*fn, lowering::analyze_axes(*fn), lowering::GpuTarget{.num_warps = 4});
+  const lowering::LayoutConversion* conversion = layouts.conversion(*fn->body.ops[2], *fn->body.ops[0]->result());
+  ASSERT_NE(conversion, nullptr);
+  // The elements would move between lanes: a warp shuffle, were it not an arange.
+  EXPECT_EQ(lowering::classify_conversion(conversion->from, conversion->to), lowering::ConversionKind::warp_shuffle);
+  EXPECT_EQ(lowering::planned_conversion_kind(*conversion), lowering::ConversionKind::rematerialize);
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel = compile_text(kRowPlusColumn, arch);
+    EXPECT_EQ(kernel.shared_bytes, 0);
+    EXPECT_EQ(count(kernel.ptx, ".shared"), 0) << kernel.ptx;
+    EXPECT_EQ(count(kernel.ptx, "shfl.sync"), 0) << kernel.ptx;
+    EXPECT_EQ(count(kernel.ptx, "bar.sync"), 0) << kernel.ptx;
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "row_plus_column");
+  }
 }
 
-TEST(Conversion, RowAndColumnPassPtxasSm80) {
-  KILN_EXPECT_PTXAS_ACCEPTS(compile_text(kRowPlusColumn, "sm_80"), "sm_80", "row_plus_column");
-}
-
-TEST(Conversion, RowAndColumnPassPtxasSm90a) {
-  KILN_EXPECT_PTXAS_ACCEPTS(compile_text(kRowPlusColumn, "sm_90a"), "sm_90a", "row_plus_column");
+TEST(Conversion, ALoadedRowAndColumnGoThroughSharedMemory) {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel = compile_text(kLoadedRowPlusColumn, arch);
+    EXPECT_EQ(kernel.shared_bytes, 256);  // 64 i32
+    EXPECT_TRUE(contains(kernel.ptx, ".extern .shared .align 16 .b8 kiln_shared[];"));
+    EXPECT_GE(count(kernel.ptx, "st.shared"), 1);
+    EXPECT_GE(count(kernel.ptx, "ld.shared"), 1);
+    EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "loaded_row_plus_column");
+  }
 }
 
 TEST(Conversion, SharedMemoryCarriesMasksAsBytesAndHalvesAsHalves) {
   // A causal-style mask and an f16 tile, each needed as a row and a column.
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel = compile_text(kThreeConversions, arch);
-    // The arange's 64 i32, also a row and a column, take the most; the mask's
-    // 64 (a byte per element) and the f16 tile's 128 share them.
+    // The loaded tile's 64 i32, also a row and a column, take the most; the
+    // mask's 64 (a byte per element) and the f16 tile's 128 share them.
     EXPECT_EQ(kernel.shared_bytes, 64 * 4);
     EXPECT_GE(count(kernel.ptx, "ld.shared.u8"), 1) << kernel.ptx;
     EXPECT_GE(count(kernel.ptx, "ld.shared.b16"), 1) << kernel.ptx;
@@ -271,12 +310,12 @@ TEST(Conversion, SharedMemoryCarriesMasksAsBytesAndHalvesAsHalves) {
 
 TEST(Conversion, InsideALoopBody) {
   const lowering::GpuKernel kernel = compile_text(kOuterProductsInALoop);
-  // One conversion of the f32 row in the body, one of the i32 arange after
-  // the loop: 32 elements of 4 bytes and two barriers each, in one region.
+  // One conversion of the f32 row in the body: 32 elements of 4 bytes and
+  // two barriers. The i32 arange after the loop is computed again.
   EXPECT_EQ(kernel.shared_bytes, 32 * 4);
   EXPECT_GE(count(kernel.ptx, "st.shared.v4.f32"), 1) << kernel.ptx;
   EXPECT_GE(count(kernel.ptx, "ld.shared.f32"), 1) << kernel.ptx;
-  EXPECT_EQ(count(kernel.ptx, "bar.sync"), 4) << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
   KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", "outer_products");
 }
 

@@ -33,39 +33,52 @@ inline constexpr const char* kLoad64x64 = R"(  %3 = arange {start = 0} : tile<64
   %14 = load %13 {cache = none, evict = none} : tile<64x64xf32>
 )";
 
-/// A mask (i1, a byte per element in memory), an f16 tile and an i32 arange,
+/// A mask (i1, a byte per element in memory), an f16 tile and an i32 tile,
 /// each of 64 elements needed as a row and as a column: three conversions
-/// through shared memory, of 64, 128 and 256 bytes.
+/// through shared memory, of 64, 128 and 256 bytes. All three come from a
+/// load, so none is index arithmetic computed again in the other layout;
+/// the stores' offsets are (from the arange).
 inline constexpr const char* kThreeConversions =
     "kernel @three_conversions(%0: ptr<i1> {divisibility = 16}, "
-    R"(%1: ptr<f16> {divisibility = 16}) {
-  %2 = arange {start = 0} : tile<64xi32>
-  %3 = constant {value = 32} : tile<64xi32>
-  %4 = cmp %2, %3 {pred = lt} : tile<64xi1>
-  %5 = expand_dims %4 {axis = 0} : tile<1x64xi1>
-  %6 = expand_dims %4 {axis = 1} : tile<64x1xi1>
-  %7 = broadcast %5 : tile<64x64xi1>
-  %8 = broadcast %6 : tile<64x64xi1>
-  %9 = and %7, %8 : tile<64x64xi1>
-  %10 = cast %2 : tile<64xf16>
-  %11 = expand_dims %10 {axis = 0} : tile<1x64xf16>
-  %12 = expand_dims %10 {axis = 1} : tile<64x1xf16>
-  %13 = broadcast %11 : tile<64x64xf16>
-  %14 = broadcast %12 : tile<64x64xf16>
-  %15 = add %13, %14 : tile<64x64xf16>
-  %16 = expand_dims %2 {axis = 1} : tile<64x1xi32>
-  %17 = constant {value = 64} : tile<64x1xi32>
-  %18 = mul %16, %17 : tile<64x1xi32>
-  %19 = broadcast %18 : tile<64x64xi32>
-  %20 = expand_dims %2 {axis = 0} : tile<1x64xi32>
-  %21 = broadcast %20 : tile<64x64xi32>
-  %22 = add %19, %21 : tile<64x64xi32>
-  %23 = splat %0 : tile<64x64xptr<i1>>
-  %24 = addptr %23, %22 : tile<64x64xptr<i1>>
-  store %24, %9 {cache = none, evict = none}
-  %25 = splat %1 : tile<64x64xptr<f16>>
-  %26 = addptr %25, %22 : tile<64x64xptr<f16>>
-  store %26, %15 {cache = none, evict = none}
+    R"(%1: ptr<f16> {divisibility = 16}, %2: ptr<i32> {divisibility = 16}) {
+  %3 = arange {start = 0} : tile<64xi32>
+  %4 = splat %2 : tile<64xptr<i32>>
+  %5 = addptr %4, %3 : tile<64xptr<i32>>
+  %6 = load %5 {cache = none, evict = none} : tile<64xi32>
+  %7 = constant {value = 32} : tile<64xi32>
+  %8 = cmp %6, %7 {pred = lt} : tile<64xi1>
+  %9 = expand_dims %8 {axis = 0} : tile<1x64xi1>
+  %10 = expand_dims %8 {axis = 1} : tile<64x1xi1>
+  %11 = broadcast %9 : tile<64x64xi1>
+  %12 = broadcast %10 : tile<64x64xi1>
+  %13 = and %11, %12 : tile<64x64xi1>
+  %14 = cast %6 : tile<64xf16>
+  %15 = expand_dims %14 {axis = 0} : tile<1x64xf16>
+  %16 = expand_dims %14 {axis = 1} : tile<64x1xf16>
+  %17 = broadcast %15 : tile<64x64xf16>
+  %18 = broadcast %16 : tile<64x64xf16>
+  %19 = add %17, %18 : tile<64x64xf16>
+  %20 = expand_dims %6 {axis = 0} : tile<1x64xi32>
+  %21 = expand_dims %6 {axis = 1} : tile<64x1xi32>
+  %22 = broadcast %20 : tile<64x64xi32>
+  %23 = broadcast %21 : tile<64x64xi32>
+  %24 = add %22, %23 : tile<64x64xi32>
+  %25 = expand_dims %3 {axis = 1} : tile<64x1xi32>
+  %26 = constant {value = 64} : tile<64x1xi32>
+  %27 = mul %25, %26 : tile<64x1xi32>
+  %28 = broadcast %27 : tile<64x64xi32>
+  %29 = expand_dims %3 {axis = 0} : tile<1x64xi32>
+  %30 = broadcast %29 : tile<64x64xi32>
+  %31 = add %28, %30 : tile<64x64xi32>
+  %32 = splat %0 : tile<64x64xptr<i1>>
+  %33 = addptr %32, %31 : tile<64x64xptr<i1>>
+  store %33, %13 {cache = none, evict = none}
+  %34 = splat %1 : tile<64x64xptr<f16>>
+  %35 = addptr %34, %31 : tile<64x64xptr<f16>>
+  store %35, %19 {cache = none, evict = none}
+  %36 = splat %2 : tile<64x64xptr<i32>>
+  %37 = addptr %36, %31 : tile<64x64xptr<i32>>
+  store %37, %24 {cache = none, evict = none}
 }
 )";
 

@@ -153,7 +153,7 @@ TEST(EmuKernels, ForAndWhileLoopsMatchTheCpu) {
 }
 
 // The same arange as a row and as a column: one of the two expand_dims reads
-// a copy converted through shared memory.
+// it in another layout, where code generation computes it again.
 template <int N>
 void row_plus_column(kl::Ptr<kl::i32> out) {
   auto r = kl::arange<N>();
@@ -162,13 +162,24 @@ void row_plus_column(kl::Ptr<kl::i32> out) {
   kl::store(out + (column * N + row), row * 1000 + column);
 }
 
-TEST(EmuKernels, LayoutConversionThroughSharedMemoryMatchesTheCpu) {
+// The same with values loaded from `values`, which are no index arithmetic:
+// one of the two expand_dims reads a copy converted through shared memory.
+template <int N>
+void loaded_row_plus_column(kl::Ptr<kl::i32> values, kl::Ptr<kl::i32> out) {
+  auto v = kl::load(values + kl::arange<N>());
+  auto row = kl::expand_dims<0>(v);
+  auto column = kl::expand_dims<1>(v);
+  auto r = kl::arange<N>();
+  kl::store(out + (kl::expand_dims<1>(r) * N + kl::expand_dims<0>(r)), row * 1000 + column);
+}
+
+TEST(EmuKernels, AnArangeComputedAgainInAnotherLayoutMatchesTheCpu) {
   constexpr int kN = 64;
   const auto kernel = kl::compile<row_plus_column<kN>>();
   kiln::lowering::LoweringOptions options;
   options.stop_after = "codegen";
   const auto gpu = kiln::lowering::compile_for_gpu(kernel.program().optimized(), {.arch = "sm_80"}, options);
-  ASSERT_EQ(gpu.shared_bytes, kN * 4) << "the conversion should use shared memory";
+  ASSERT_EQ(gpu.shared_bytes, 0) << "the arange should be computed again, not converted";
   std::vector<std::int32_t> results[2];
   int i = 0;
   for (const Device& device : {Device::emu(), Device::cpu()}) {
@@ -177,6 +188,25 @@ TEST(EmuKernels, LayoutConversionThroughSharedMemoryMatchesTheCpu) {
     results[i++] = out.to_host();
   }
   expect_equal(results[0], results[1], "row * 1000 + column");
+}
+
+TEST(EmuKernels, LayoutConversionThroughSharedMemoryMatchesTheCpu) {
+  constexpr int kN = 64;
+  const auto kernel = kl::compile<loaded_row_plus_column<kN>>();
+  kiln::lowering::LoweringOptions options;
+  options.stop_after = "codegen";
+  const auto gpu = kiln::lowering::compile_for_gpu(kernel.program().optimized(), {.arch = "sm_80"}, options);
+  ASSERT_EQ(gpu.shared_bytes, kN * 4) << "the conversion should use shared memory";
+  const std::vector<std::int32_t> values = random_values<std::int32_t>(kN, 9);
+  std::vector<std::int32_t> results[2];
+  int i = 0;
+  for (const Device& device : {Device::emu(), Device::cpu()}) {
+    auto in = on(device, values);
+    auto out = on(device, random_values<std::int32_t>(kN * kN, 8));
+    kernel.launch(kl::Grid(1), in, out);
+    results[i++] = out.to_host();
+  }
+  expect_equal(results[0], results[1], "v[column] * 1000 + v[row]");
 }
 
 // x + trans(x) over one N x N tile: one of the two reads of x is a copy of

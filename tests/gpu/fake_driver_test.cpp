@@ -96,12 +96,13 @@ void add_one(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
   kl::store(out + offsets, kl::load(x + offsets, mask) + 1.0f, mask);
 }
 
-// The same arange as a row and as a column: one of the two reads a copy
+// N values loaded as a row and as a column: one of the two reads a copy
 // converted through shared memory, N i32 (256 bytes at N = 64).
 template <int N>
 void row_plus_column(kl::Ptr<kl::i32> out) {
   auto r = kl::arange<N>();
-  kl::store(out + (kl::expand_dims<1>(r) * N + kl::expand_dims<0>(r)), kl::expand_dims<0>(r) * 1000);
+  auto v = kl::load(out + r);
+  kl::store(out + (kl::expand_dims<1>(r) * N + kl::expand_dims<0>(r)), kl::expand_dims<0>(v) + kl::expand_dims<1>(v));
 }
 
 // x + trans(x) over one N x N f32 tile, which one of the two reads converts

@@ -29,7 +29,7 @@ using kiln::test::random_values;
 
 // The tiles and warps of the tests are the library's configurations: sm_80's
 // (kAttentionSm80) for every case, and sm_90a's (kAttentionSm90a, 128 rows
-// by 64 or 32 keys) for f16 and bf16 cases marked so. The query and key
+// by 64 keys) for f16 and bf16 cases marked so. The query and key
 // blocks differ, so that a sequence length can leave a tail of each that
 // the other does not have, but for sm_80's at head_dim 128 (both 32).
 

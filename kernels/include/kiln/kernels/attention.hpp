@@ -130,17 +130,18 @@ inline constexpr AttentionConfig kAttentionSm80{
 /// - 128 query rows at 8 warps: each warpgroup's 64 rows take S = Q K^T as
 ///   wgmma m64nBLOCK_N (Q from registers) and O += P V as m64nHEAD_DIM (P
 ///   from registers), K and V read by the tensor cores from their rings.
-/// - 64 keys per block at head_dim 128, as Triton's Hopper configurations
-///   have, halving the per-block softmax work and barriers of 32; 32 at
-///   head_dim 64, where 64 would make the loop convert its 64 x 64 tile of
-///   key pointers through shared memory every iteration (two more barriers).
+/// - 64 keys per block, as Triton's Hopper configurations have, halving the
+///   per-block softmax work and barriers of 32. (At head_dim 64 the key
+///   offsets and the head-dimension offsets are then one arange<64>, which
+///   the K^T and V copies and the output need in different layouts; code
+///   generation computes it again in each (rematerialize.hpp) instead of
+///   converting it through shared memory every iteration.)
 /// - 3 stages: K and V rings of 96 KiB at head_dim 128 (the pipeliner's
-///   budget), 24 KiB at 64.
-/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 235-244
-///   registers (245-247 with key lengths), head_dim 64 118-126.
+///   budget), 48 KiB at 64.
+/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 231-245
+///   registers (229-237 with key lengths), head_dim 64 128 (159-161).
 template <int HEAD_DIM>
-inline constexpr AttentionConfig kAttentionSm90a{
-    .block_m = 128, .block_n = HEAD_DIM <= 64 ? 32 : 64, .num_warps = 8, .num_stages = 3};
+inline constexpr AttentionConfig kAttentionSm90a{.block_m = 128, .block_n = 64, .num_warps = 8, .num_stages = 3};
 
 namespace attention_detail {
 

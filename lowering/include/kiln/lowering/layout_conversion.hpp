@@ -17,6 +17,7 @@ namespace kiln::lowering {
 enum class ConversionKind {
   none,              ///< the layouts are the same map: nothing to emit
   register_permute,  ///< every thread already holds its elements: rename registers
+  rematerialize,     ///< index arithmetic computed again in the target layout (rematerialize.hpp)
   warp_shuffle,      ///< elements move between lanes of one warp: shfl.sync
   shared_memory,     ///< elements move between warps: through shared memory
 };
@@ -30,7 +31,8 @@ std::string_view to_string(ConversionKind kind);
 /// kernel), the conversion stays inside a thread (a warp) iff for every x some
 /// holder has x's lane and warp (x's warp); by linearity it suffices to check
 /// the basis of `to`'s inputs. Throws std::invalid_argument when the
-/// dimensions differ or `from` lacks some element of `to`.
+/// dimensions differ or `from` lacks some element of `to`. It never says
+/// rematerialize, which depends on how the value is computed.
 ConversionKind classify_conversion(const LinearLayout& from, const LinearLayout& to);
 
 /// Where each thread finds its registers of `to` among its own registers of
