@@ -16,6 +16,7 @@
 #include "kiln/lowering/blocked_layout.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/lowering/dot_layout.hpp"
+#include "kiln/lowering/rematerialize.hpp"
 #include "kiln/lowering/shape_layouts.hpp"
 #include "kiln/lowering/wgmma_layout.hpp"
 
@@ -349,9 +350,13 @@ class LayoutAssignment {
   /// produced, so it decides the class's layout before any expand_dims or
   /// join does; of two reduces leaving one class in different layouts the
   /// first decides, and the other converts its results (codegen_reduce.cpp).
-  /// `demands_` holds, per class, the first slice layout an op needs it in;
-  /// ranks are settled from the highest down, as each slice is of a layout
-  /// one rank up.
+  /// Among the slices expand_dims and join ask of a class, it takes the one
+  /// that leaves the fewest operands to convert that code generation cannot
+  /// compute again (rematerialize.hpp), the first in program order on a tie:
+  /// conv2d's reduction-term indices, which the a tile's divisions and the b
+  /// tile's copy both use, live where the divisions are. `demands_` holds
+  /// the layout chosen per class; ranks are settled from the highest down, as
+  /// each slice is of a layout one rank up.
   void settle_slice_demands() {
     const int top_rank = rank_parameters_.empty() ? 1 : static_cast<int>(rank_parameters_.rbegin()->first);
     auto is_rank = [](const Value* v, int rank) {
@@ -364,16 +369,38 @@ class LayoutAssignment {
         const LinearLayout layout = slice_layout(class_layout(op->operands[0]), axis);
         for (const Value* result : op->results) demands_.try_emplace(classes_.find(result), layout);
       }
+      // Per class, in program order: each operand and the slice its use asks for.
+      std::map<const Value*, std::vector<std::pair<const Value*, LinearLayout>>> asked;
       for (const Operation* op : all_ops_) {
         // join's operands take the slice of its result's layout: each thread then holds its pairs.
         if (op->code == OpCode::join && is_rank(op->operands[0], rank) && is_rank(op->result(), rank + 1))
           for (const Value* operand : op->operands)
-            demands_.try_emplace(classes_.find(operand), slice_layout(class_layout(op->result()), rank));
+            asked[classes_.find(operand)].emplace_back(operand, slice_layout(class_layout(op->result()), rank));
         if (op->code == OpCode::expand_dims && is_rank(op->operands[0], rank) && is_rank(op->result(), rank + 1))
-          demands_.try_emplace(classes_.find(op->operands[0]),
-                               slice_layout(class_layout(op->result()), static_cast<int>(op->int_attribute("axis"))));
+          asked[classes_.find(op->operands[0])].emplace_back(
+              op->operands[0], slice_layout(class_layout(op->result()), static_cast<int>(op->int_attribute("axis"))));
+      }
+      for (const auto& [root, uses] : asked)
+        if (!demands_.contains(root)) demands_.emplace(root, fewest_moved_operands(uses));
+    }
+  }
+
+  /// Of the layouts `uses` ask for, the first that leaves the fewest of their
+  /// operands to convert other than by computing them again.
+  static LinearLayout fewest_moved_operands(const std::vector<std::pair<const Value*, LinearLayout>>& uses) {
+    const LinearLayout* best = nullptr;
+    std::size_t best_moved = 0;
+    for (const auto& asking : uses) {
+      const LinearLayout& candidate = asking.second;
+      const auto moved = static_cast<std::size_t>(std::count_if(uses.begin(), uses.end(), [&](const auto& use) {
+        return use.second != candidate && !is_rematerializable(*use.first);
+      }));
+      if (best == nullptr || moved < best_moved) {
+        best = &candidate;
+        best_moved = moved;
       }
     }
+    return *best;
   }
 
   /// reshape, trans, join, split: the schema's rearrange family.

@@ -1,7 +1,8 @@
 // Which tiles code generation computes again instead of converting: index
 // arithmetic (integers, booleans, pointers) from aranges, constants and
 // splats; not what a load, a float op, a division or a loop-carried value
-// makes, nor a computation longer than kMaxRematerializedOps.
+// makes, nor a computation longer than kMaxRematerializedOps. A class asked
+// for two slices takes the one that leaves such a tile to be converted.
 #include "kiln/lowering/rematerialize.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "kiln/ir/parser.hpp"
+#include "kiln/lowering/axis_analysis.hpp"
 
 namespace kiln::lowering {
 namespace {
@@ -91,6 +93,33 @@ TEST(Rematerialize, AtMostTheLongestComputationAllowed) {
   EXPECT_TRUE(is_rematerializable(*longest->body.ops.back()->result()));
   const auto too_long = chain(kMaxRematerializedOps - 1);
   EXPECT_FALSE(is_rematerializable(*too_long->body.ops.back()->result()));
+}
+
+TEST(Rematerialize, ATileAskedTwoSlicesLivesWhereWhatCannotBeComputedAgainIsUsed) {
+  // %2 and its quotient %4 are one class. The arange is asked first, as a
+  // column; the quotient, which only a conversion can move, as a row: the
+  // class takes the row's slice and the arange is the one converted.
+  const std::unique_ptr<ir::Function> fn = ir::parse_function(R"(kernel @k(%0: ptr<i32>, %1: i32) {
+  %2 = arange {start = 0} : tile<64xi32>
+  %3 = splat %1 : tile<64xi32>
+  %4 = div %2, %3 : tile<64xi32>
+  %5 = expand_dims %2 {axis = 1} : tile<64x1xi32>
+  %6 = expand_dims %4 {axis = 0} : tile<1x64xi32>
+  %7 = broadcast %5 : tile<64x64xi32>
+  %8 = broadcast %6 : tile<64x64xi32>
+  %9 = add %7, %8 : tile<64x64xi32>
+  %10 = splat %0 : tile<64x64xptr<i32>>
+  %11 = addptr %10, %9 : tile<64x64xptr<i32>>
+  store %11, %9 {cache = none, evict = none}
+}
+)");
+  const LayoutMap layouts = assign_layouts(*fn, analyze_axes(*fn), GpuTarget{.num_warps = 4});
+  const ir::Operation& column = *fn->body.ops.at(3);
+  const ir::Operation& row = *fn->body.ops.at(4);
+  EXPECT_EQ(layouts.conversion(row, result_of(*fn, 2)), nullptr);
+  const LayoutConversion* conversion = layouts.conversion(column, result_of(*fn, 0));
+  ASSERT_NE(conversion, nullptr);
+  EXPECT_EQ(planned_conversion_kind(*conversion), ConversionKind::rematerialize);
 }
 
 }  // namespace
