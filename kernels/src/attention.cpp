@@ -31,8 +31,9 @@ decltype(auto) with_masks(bool key_lengths, F&& fn) {
 
 /// fn(kernel, takes key lengths, its configuration) for HEAD_DIM and
 /// the run's causal and key_lengths choices, in the configuration of the
-/// run's target architecture: kAttentionSm90a for f16 and bf16 on sm_90a,
-/// kAttentionSm80 otherwise.
+/// run's target architecture and dtype: kAttentionFmaUnits for f32,
+/// kAttentionSm90a for f16 and bf16 on sm_90a, kAttentionSm80 for them
+/// elsewhere.
 template <class C, int HEAD_DIM, class F>
 decltype(auto) with_config(const RunOptions& options, F&& fn) {
   const bool causal = options.choices.at("causal") == "on";
@@ -42,8 +43,8 @@ decltype(auto) with_config(const RunOptions& options, F&& fn) {
     if (causal) return with_masks<C, HEAD_DIM, true, G>(key_lengths, pass_config);
     return with_masks<C, HEAD_DIM, false, G>(key_lengths, pass_config);
   };
-  if (target_arch(options) == "sm_90a" && !std::is_same_v<C, float>)
-    return in.template operator()<kAttentionSm90a<HEAD_DIM>>();
+  if constexpr (std::is_same_v<C, float>) return in.template operator()<kAttentionFmaUnits<HEAD_DIM>>();
+  if (target_arch(options) == "sm_90a") return in.template operator()<kAttentionSm90a<HEAD_DIM>>();
   return in.template operator()<kAttentionSm80<HEAD_DIM>>();
 }
 

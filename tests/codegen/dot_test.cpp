@@ -308,13 +308,14 @@ TEST(DotKernels, MatmulF16BiasGeluTanhDropout) {
 TEST(DotKernels, MatmulBf16Plain) { expect_matmul_lowers<kl::bf16, kernels::Epilogue{}>("matmul_bf16"); }
 TEST(DotKernels, MatmulF32Bias) { expect_matmul_lowers<kl::f32, kernels::Epilogue{.bias = true}>("matmul_f32_bias"); }
 
-// attention in the configurations the library launches (kAttentionSm80
-// for sm_80 and sm_90a, kAttentionSm90a for sm_90a alone) on the facts a
-// launch on contiguous buffers lets the runtime assume: aligned pointers,
-// strides divisible by 16, and a sequence length divisible by 16 in the
-// causal variant, not in the other. Tensor cores are what f16 and bf16 run
-// on; their FMA path is checked too (at head_dim 128 only reported).
-template <class T, int HEAD_DIM, bool CAUSAL, kernels::AttentionConfig G = kernels::kAttentionSm80<HEAD_DIM>>
+// attention in the configurations the library launches (kAttentionFmaUnits
+// on the FMA units, kAttentionSm80 on tensor cores for sm_80 and sm_90a,
+// kAttentionSm90a for sm_90a alone) on the facts a launch on contiguous
+// buffers lets the runtime assume: aligned pointers, strides divisible by
+// 16, and a sequence length divisible by 16 in the causal variant, not in
+// the other. Tensor cores are what f16 and bf16 run on; their FMA path (in
+// kAttentionFmaUnits) is checked too (at head_dim 128 only reported).
+template <class T, int HEAD_DIM, bool CAUSAL, kernels::AttentionConfig G = kernels::kAttentionFmaUnits<HEAD_DIM>>
 void expect_attention_lowers(const std::string& stem, bool tensor_cores, Spills spills,
                              const std::vector<const char*>& archs = {"sm_80", "sm_90a"}) {
   auto compiled = kl::compile<kernels::attention<T, HEAD_DIM, G.block_m, G.block_n, CAUSAL>>(G.compile_options());
@@ -326,11 +327,11 @@ void expect_attention_lowers(const std::string& stem, bool tensor_cores, Spills 
                 spills, tensor_cores, G.num_warps, archs);
 }
 
-/// Both variants, causal and not, of attention at T and HEAD_DIM.
-template <class T, int HEAD_DIM>
+/// Both variants, causal and not, of attention at T and HEAD_DIM in G.
+template <class T, int HEAD_DIM, kernels::AttentionConfig G = kernels::kAttentionFmaUnits<HEAD_DIM>>
 void expect_attention_variants_lower(const std::string& stem, bool tensor_cores, Spills spills = Spills::none_allowed) {
-  expect_attention_lowers<T, HEAD_DIM, false>(stem, tensor_cores, spills);
-  expect_attention_lowers<T, HEAD_DIM, true>(stem, tensor_cores, spills);
+  expect_attention_lowers<T, HEAD_DIM, false, G>(stem, tensor_cores, spills);
+  expect_attention_lowers<T, HEAD_DIM, true, G>(stem, tensor_cores, spills);
 }
 
 TEST(DotKernels, AttentionF16Head64) { expect_attention_variants_lower<kl::f16, 64>("attention_f16_d64", false); }
@@ -348,11 +349,8 @@ TEST(DotKernels, AttentionF32Head64) { expect_attention_variants_lower<kl::f32, 
 TEST(DotKernels, AttentionF32Head128) { expect_attention_variants_lower<kl::f32, 128>("attention_f32_d128", false); }
 
 // attention_with_key_lengths, the same program with the keys counted from
-// its key_lengths argument, on tensor cores (f16), causal and not: without
-// spills at head_dim 128 and causal at 64. At 64 without the causal mask,
-// where attention uses 132 registers on sm_90a, the key count is one more
-// value to keep and ptxas for sm_90a settles on 128 registers with 8 bytes
-// of spill stores and 8 of loads: reported, not checked.
+// its key_lengths argument, on tensor cores (f16), causal and not, without
+// spills.
 template <int HEAD_DIM, bool CAUSAL, kernels::AttentionConfig G = kernels::kAttentionSm80<HEAD_DIM>>
 void expect_attention_with_key_lengths_lowers(Spills spills,
                                               const std::vector<const char*>& archs = {"sm_80", "sm_90a"}) {
@@ -367,7 +365,7 @@ void expect_attention_with_key_lengths_lowers(Spills spills,
                 spills, true, G.num_warps, archs);
 }
 TEST(DotKernelsOnTensorCores, AttentionWithKeyLengthsF16) {
-  expect_attention_with_key_lengths_lowers<64, false>(Spills::reported);
+  expect_attention_with_key_lengths_lowers<64, false>(Spills::none_allowed);
   expect_attention_with_key_lengths_lowers<64, true>(Spills::none_allowed);
   expect_attention_with_key_lengths_lowers<128, false>(Spills::none_allowed);
   expect_attention_with_key_lengths_lowers<128, true>(Spills::none_allowed);
@@ -439,16 +437,16 @@ TEST(DotKernelsOnTensorCores, MatmulBf16BiasGeluTanhDropout) {
                 "mma_matmul_bf16_bias_gelu_tanh_dropout_specialized", Spills::none_allowed, true);
 }
 TEST(DotKernelsOnTensorCores, AttentionF16Head64) {
-  expect_attention_variants_lower<kl::f16, 64>("attention_f16_d64", true);
+  expect_attention_variants_lower<kl::f16, 64, kernels::kAttentionSm80<64>>("attention_f16_d64", true);
 }
 TEST(DotKernelsOnTensorCores, AttentionF16Head128) {
-  expect_attention_variants_lower<kl::f16, 128>("attention_f16_d128", true);
+  expect_attention_variants_lower<kl::f16, 128, kernels::kAttentionSm80<128>>("attention_f16_d128", true);
 }
 TEST(DotKernelsOnTensorCores, AttentionBf16Head64) {
-  expect_attention_variants_lower<kl::bf16, 64>("attention_bf16_d64", true);
+  expect_attention_variants_lower<kl::bf16, 64, kernels::kAttentionSm80<64>>("attention_bf16_d64", true);
 }
 TEST(DotKernelsOnTensorCores, AttentionBf16Head128) {
-  expect_attention_variants_lower<kl::bf16, 128>("attention_bf16_d128", true);
+  expect_attention_variants_lower<kl::bf16, 128, kernels::kAttentionSm80<128>>("attention_bf16_d128", true);
 }
 // f16 conv2d gemm at each tile plan_conv2d chooses, on tensor cores.
 template <int POSITIONS, int CHANNELS>

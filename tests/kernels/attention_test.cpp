@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,19 +28,22 @@ using kiln::kernels::AttentionShape;
 using kiln::test::expect_within;
 using kiln::test::random_values;
 
-// The tiles and warps of the tests are the library's configurations: sm_80's
-// (kAttentionSm80) for every case, and sm_90a's (kAttentionSm90a, 128 rows
-// by 64 keys) for f16 and bf16 cases marked so. The query and key
-// blocks differ, so that a sequence length can leave a tail of each that
-// the other does not have, but for sm_80's at head_dim 128 (both 32).
+// The tiles and warps of the tests are the library's configurations:
+// kAttentionFmaUnits for f32, sm_80's (kAttentionSm80) for f16 and bf16, and
+// sm_90a's (kAttentionSm90a, 128 rows by 64 keys) for f16 and bf16 cases
+// marked so. The query and key blocks differ, so that a sequence length can
+// leave a tail of each that the other does not have, but for f32's at
+// head_dim 128 (both 32).
 
 template <class C, int HEAD_DIM, bool CAUSAL, bool SM90A_CONFIG = false>
 struct AttentionCase {
   using type = C;
   static constexpr int head_dim = HEAD_DIM;
   static constexpr bool causal = CAUSAL;
-  static constexpr kiln::kernels::AttentionConfig config =
-      SM90A_CONFIG ? kiln::kernels::kAttentionSm90a<HEAD_DIM> : kiln::kernels::kAttentionSm80<HEAD_DIM>;
+  static constexpr kiln::kernels::AttentionConfig config = SM90A_CONFIG ? kiln::kernels::kAttentionSm90a<HEAD_DIM>
+                                                           : std::is_same_v<C, float>
+                                                               ? kiln::kernels::kAttentionFmaUnits<HEAD_DIM>
+                                                               : kiln::kernels::kAttentionSm80<HEAD_DIM>;
   static constexpr bool sm90a_config = SM90A_CONFIG;
 };
 

@@ -334,7 +334,7 @@ using kl::kernels::AttentionShape;
 void check_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
                      const AttentionShape& shape, const std::string& what) {
   constexpr int d = 64;
-  constexpr kl::kernels::AttentionConfig config = kl::kernels::kAttentionSm80<d>;
+  constexpr kl::kernels::AttentionConfig config = kl::kernels::kAttentionFmaUnits<d>;
   auto bq = kl::Buffer<float>::from(q), bk = kl::Buffer<float>::from(k), bv = kl::Buffer<float>::from(v);
   kl::Buffer<float> bo(q.size()), blse(static_cast<std::size_t>(shape.batch * shape.heads * shape.seq));
   const auto launch = [&](auto kernel) {

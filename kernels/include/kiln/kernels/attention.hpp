@@ -96,32 +96,32 @@ struct AttentionConfig {
   }
 };
 
-/// The configuration for sm_80 and every other target, and for f32 on
-/// sm_90a (on the FMA units there too): 32 keys per block, 8 warps, and the
-/// most query rows whose kernel fits in registers without spilling at 8
-/// warps, on the facts of a launch on contiguous buffers, for sm_80 and
-/// sm_90a, causal and not, on the units each dtype runs on: tensor cores for
-/// f16 and bf16, the FMA units for f32 (tests/codegen/dot_test.cpp checks
-/// it). Registers per thread, ptxas -v:
-/// - head_dim 64: 128 rows. f16/bf16 use 208-218 on tensor cores, 179-216 on
-///   the FMA units; f32 240-255. At 4 warps 128 rows spill (76-228 bytes of
-///   spill stores on tensor cores, 148-376 for f32).
-/// - head_dim 128: 32 rows. f16/bf16 use 251-255 on tensor cores; f32
-///   194-255. (f16/bf16 with tensor cores off: 172-180 for sm_90a, while
-///   ptxas for sm_80 settles on 128 and spills 8-16 bytes.) 64 rows at 8
-///   warps spill 4 bytes (sm_80, on tensor cores) and 12 bytes (f32, sm_90a);
-///   32 rows at 4 warps spill (432-560 bytes of spill stores on tensor cores,
-///   192-620 for f32).
-/// - attention_with_key_lengths (f16 on tensor cores): the same, but at
-///   head_dim 64 without the causal mask, where ptxas for sm_90a settles on
-///   128 registers and spills 8 bytes (attention uses 132 there, and the key
-///   count is one more value to keep).
-/// Stages: 3 at head_dim 128; 1 (none) at head_dim 64, whose 128 rows at 8
-/// warps sit at ptxas's 128-register boundary: pipelined, the causal kernel
-/// is squeezed into 128 registers with 8 bytes of spills on sm_80 and sm_90a
-/// (unpipelined it uses 162, without spills).
+/// The configuration for f16 and bf16 on sm_80 and every target but
+/// sm_90a, on tensor cores (mma.sync): 128 query rows by 32 keys at 8
+/// warps, so that each warp holds 16 whole rows of S and O. Then Q and P
+/// reach their A fragments inside each thread (P from S's accumulator, as
+/// FlashAttention-2 does) and the row statistics need no other warp: at
+/// head_dim 128 the loop has 64 mma.sync, 32 ldmatrix of K and V from their
+/// rings and one barrier, where 32 rows (warps split along the keys) staged
+/// Q and P through shared memory in every iteration (61 shared accesses and
+/// 9 barriers per 16 mma.sync). ptxas -v (sm_80, CUDA 13), on the facts of
+/// a launch on contiguous buffers, without spills: head_dim 128 246-248
+/// registers (key lengths too), head_dim 64 161-162; for sm_90a, where
+/// f32 and tests take it, 200-203 and 124-125.
+/// Stages: 3 at head_dim 128; 1 (none) at head_dim 64, whose pipelined
+/// kernel ptxas squeezes into 128 registers with 8 bytes of spills.
 template <int HEAD_DIM>
 inline constexpr AttentionConfig kAttentionSm80{
+    .block_m = 128, .block_n = 32, .num_warps = 8, .num_stages = HEAD_DIM <= 64 ? 1 : 3};
+
+/// The configuration for f32, on the FMA units on every target: 32 keys
+/// per block, 8 warps, and the most query rows whose kernel fits in
+/// registers without spilling at 8 warps, on the facts of a launch on
+/// contiguous buffers, for sm_80 and sm_90a, causal and not
+/// (tests/codegen/dot_test.cpp checks it): 128 at head_dim 64, 32 at 128
+/// (64 rows spill). Stages as kAttentionSm80's.
+template <int HEAD_DIM>
+inline constexpr AttentionConfig kAttentionFmaUnits{
     .block_m = HEAD_DIM <= 64 ? 128 : 32, .block_n = 32, .num_warps = 8, .num_stages = HEAD_DIM <= 64 ? 1 : 3};
 
 /// The configuration for f16 and bf16 on sm_90a, where both dots run on
