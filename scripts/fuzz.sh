@@ -5,8 +5,8 @@
 # cli tests and the book for cli_args_fuzz), then run each target for SECONDS
 # (default 60).
 # Prints each target's executions, coverage (cov: edges, ft: features) and
-# findings; exits 1 when a target found something (the input is kept in
-# <build>/findings/), 0 otherwise.
+# findings; exits 1 when a target found something (the input is printed, in
+# base64, and kept in <build>/findings/), 0 otherwise.
 set -euo pipefail
 
 usage() {
@@ -44,6 +44,7 @@ for target in "${targets[@]}"; do
   corpus="$build/corpus/$target"
   findings="$build/findings"
   mkdir -p "$corpus" "$findings"
+  rm -f "$findings/$target"-*  # a finding of an earlier run is in that run's log
   log="$build/$target.log"
   inputs=ir  # the seeds and dictionary of scripts/fuzz_seeds.py
   if [[ "$target" == cli_* ]]; then inputs=cli; fi
@@ -61,6 +62,15 @@ for target in "${targets[@]}"; do
     found=1
     echo "$target: FINDING (exit $status), log $log:" >&2
     grep -E '^(finding:|==[0-9]+==ERROR|SUMMARY|.*runtime error|terminate called|Test unit written|artifact_prefix)' "$log" >&2 || tail -n 30 "$log" >&2
+    # The input itself, so that a finding on another machine can be replayed
+    # here: the kernels a differential finding printed, and the input's bytes.
+    sed -n '/^---- first/,/^==[0-9]*== ERROR/p' "$log" | head -n 200 >&2
+    for input in "$findings/$target"-*; do
+      [[ -f "$input" ]] || continue
+      echo "input $input, base64:" >&2
+      base64 -w 0 "$input" >&2
+      echo >&2
+    done
   fi
 done
 exit "$found"
