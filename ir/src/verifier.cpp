@@ -472,7 +472,18 @@ void verify_while(const Operation& op) {
   expect_yield(op, *op.regions[1], carried, "body");
 }
 
-void verify_print(const Operation& op) { string_attr(op, "prefix"); }
+void verify_print(const Operation& op) {
+  string_attr(op, "prefix");
+  // A GPU thread prints the elements it holds of every tile operand on one
+  // line, so the tiles share one shape; scalars go on every line.
+  const Value* first_tile = nullptr;
+  for (const Value* operand : op.operands) {
+    if (!operand->type.is_tile()) continue;
+    if (!first_tile) first_tile = operand;
+    if (operand->type.shape != first_tile->type.shape)
+      fail(op, "tile operands differ in shape; print them separately", {first_tile, operand});
+  }
+}
 
 void verify_assert(const Operation& op) {
   const Value* cond = op.operands[0];

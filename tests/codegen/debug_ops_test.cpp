@@ -124,23 +124,6 @@ TEST(Print, DuplicatedElementsPrintOnce) {
   KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", "print_duplicated");
 }
 
-TEST(Print, TilesOfDifferentShapesAreAnError) {
-  const std::string text = R"(kernel @two(%0: i32) {
-  %1 = arange {start = 0} : tile<64xi32>
-  %2 = arange {start = 0} : tile<128xi32>
-  print %1, %2 {prefix = ""} loc("two.hpp":3)
-}
-)";
-  try {
-    compile_text(text);
-    ADD_FAILURE() << "print of two shapes compiled";
-  } catch (const lowering::LoweringError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "print: tile operands %1 (tile<64xi32>) and %2 (tile<128xi32>) differ in shape; print them "
-              "separately (two.hpp:3)");
-  }
-}
-
 TEST(Assert, FailingElementsFillTheFaultRecordWithTheInterpretersMessageAndTrap) {
   const lowering::GpuKernel kernel = compile_text(kAssertTile);
   EXPECT_TRUE(contains(kernel.llvm_ir,

@@ -434,6 +434,17 @@ TEST(VerifierError, AssertMessageWithANewline) {
             "verify: assert: the message holds the control character 0x0a; a fault report is one line");
 }
 
+TEST(VerifierError, PrintOfTilesOfDifferentShapes) {
+  // Every device rejects it: a GPU thread prints its elements of each tile on one line.
+  EXPECT_EQ(verify_error(R"(kernel @k(%0: i32) {
+  %1 = arange {start = 0} : tile<64xi32>
+  %2 = arange {start = 0} : tile<128xi32>
+  print %1, %0, %2 {prefix = ""} loc("two.hpp":3)
+})"),
+            "verify: print: tile operands differ in shape; print them separately, %1 is tile<64xi32>, %2 is "
+            "tile<128xi32> (two.hpp:3)");
+}
+
 TEST(VerifierError, MultipleOfNotAPowerOfTwo) {
   EXPECT_EQ(verify_error(R"(kernel @k(%0: i32) {
   %1 = multiple_of %0 {value = 12} : i32

@@ -36,13 +36,15 @@ TEST(ShapeChains, ReshapeOfReshapeReadsTheFirstOperand) {
   EXPECT_EQ(canonical(R"(kernel @k(%0: tile<4x8xf32>) {
   %1 = reshape %0 : tile<2x16xf32>
   %2 = reshape %1 : tile<32xf32>
-  print %1, %2 {prefix = ""}
+  print %1 {prefix = ""}
+  print %2 {prefix = ""}
 }
 )"),
             R"(kernel @k(%0: tile<4x8xf32>) {
   %1 = reshape %0 : tile<2x16xf32>
   %2 = reshape %0 : tile<32xf32>
-  print %1, %2 {prefix = ""}
+  print %1 {prefix = ""}
+  print %2 {prefix = ""}
 }
 )");
 }
@@ -107,13 +109,15 @@ TEST(ShapeChains, TransMovingOnlyUnitAxesIsAReshape) {
   EXPECT_EQ(canonical(R"(kernel @k(%0: tile<1x4x1x8xf32>) {
   %1 = trans %0 {order = [2, 1, 3, 0]} : tile<1x4x8x1xf32>
   %2 = reshape %1 : tile<32xf32>
-  print %1, %2 {prefix = ""}
+  print %1 {prefix = ""}
+  print %2 {prefix = ""}
 }
 )"),
             R"(kernel @k(%0: tile<1x4x1x8xf32>) {
   %1 = reshape %0 : tile<1x4x8x1xf32>
   %2 = reshape %0 : tile<32xf32>
-  print %1, %2 {prefix = ""}
+  print %1 {prefix = ""}
+  print %2 {prefix = ""}
 }
 )");
 }

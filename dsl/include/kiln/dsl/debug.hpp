@@ -21,7 +21,8 @@ struct PrintPrefix {
   PrintPrefix(std::string t, std::source_location l = std::source_location::current()) : text(std::move(t)), loc(l) {}
 };
 
-/// Prints `prefix` and the values, once per program, with the program id.
+/// Prints `prefix` and the values, once per program, with the program id;
+/// the tiles among the values share one shape (the verifier checks).
 template <Value... Xs>
 void device_print(const PrintPrefix& prefix, const Xs&... values) {
   detail::emit_op(ir::OpCode::print, {values.value()...}, {}, {{"prefix", prefix.text}}, 0, prefix.loc);
