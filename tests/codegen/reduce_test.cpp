@@ -71,7 +71,8 @@ std::string reduce_1d_text(int size, const std::string& dtype, const std::string
 }
 
 /// argmax of 512 floats: a reduce of two tiles (values, indices) whose region
-/// is a compare and two selects, not a single op.
+/// is compares and selects, not a single op. The region is commutative, as a
+/// reduce's must be: NaN is the largest value and ties go to the lower index.
 const char* kArgmax = R"(kernel @argmax(%0: ptr<f32> {divisibility = 16}, %1: ptr<i32>) {
   %2 = arange {start = 0} : tile<512xi32>
   %3 = splat %0 : tile<512xptr<f32>>
@@ -79,10 +80,21 @@ const char* kArgmax = R"(kernel @argmax(%0: ptr<f32> {divisibility = 16}, %1: pt
   %5 = load %4 {cache = none, evict = none} : tile<512xf32>
   %6, %7 = reduce %5, %2 {axis = 0} : f32, i32 {
   ^(%8: f32, %9: i32, %10: f32, %11: i32):
-    %12 = cmp %8, %10 {pred = ge} : i1
-    %13 = select %12, %8, %10 : f32
-    %14 = select %12, %9, %11 : i32
-    yield %13, %14
+    %12 = cmp %8, %8 {pred = ne} : i1
+    %13 = cmp %10, %10 {pred = ne} : i1
+    %14 = cmp %9, %11 {pred = lt} : i1
+    %15 = cmp %8, %10 {pred = gt} : i1
+    %16 = cmp %8, %10 {pred = eq} : i1
+    %17 = and %16, %14 : i1
+    %18 = or %15, %17 : i1
+    %19 = not %13 : i1
+    %20 = and %19, %18 : i1
+    %21 = or %19, %14 : i1
+    %22 = and %12, %21 : i1
+    %23 = or %22, %20 : i1
+    %24 = select %23, %8, %10 : f32
+    %25 = select %23, %9, %11 : i32
+    yield %24, %25
   }
   store %1, %7 {cache = none, evict = none}
 }
