@@ -25,6 +25,10 @@
 //    before a release or acq_rel atomic, one after an acquire or acq_rel
 //    one; fence.sc is stronger than the fences the order asks for.
 //
+// fp8 elements are i8 bit patterns in registers: cas compares and swaps the
+// bits and xchg moves them, as for i8; add, max and min on fp8 are not
+// lowered.
+//
 // Float max and min are a compare-exchange loop over the bits with
 // llvm.maximum/minimum (NaN-propagating, -0 < +0, as the `maximum` op):
 // atomicrmw fmax/fmin ignore NaNs. i1 lives in memory as a byte; its max and
@@ -67,9 +71,12 @@ class AtomicLowering {
     std::vector<const std::vector<llvm::Value*>*> data;
     for (std::size_t i = 1; i < op_.operands.size(); ++i)
       data.push_back(&cg_.values_of(*op_.operands[i], pointers.size(), op_));
-    if (element_.dtype == ir::DType::f8e4m3 || element_.dtype == ir::DType::f8e5m2)
-      throw LoweringError(unsupported_op_message(op_, "on " + std::string(ir::dtype_name(element_.dtype))));
     const bool is_cas = op_.code == OpCode::atomic_cas;
+    // fp8 registers hold the bit patterns, which cas and xchg move as they
+    // are; add, max and min would need the interpreter's fp8 rounding.
+    if (is_fp8(element_.dtype) && !is_cas && kind() != AtomicKind::xchg)
+      throw LoweringError(unsupported_op_message(
+          op_, "of kind " + std::string(ir::symbol_of(kind())) + " on " + std::string(ir::dtype_name(element_.dtype))));
     const std::vector<llvm::Value*>* mask = !is_cas && data.size() > 1 ? data[1] : nullptr;
     if (!is_cas) check_kind();
 

@@ -186,14 +186,28 @@ TEST(Atomics, SystemScopeCompareExchange) {
   EXPECT_EQ(count(kernel.ptx, "membar.sys;"), 2) << kernel.ptx;
 }
 
-TEST(AtomicErrors, Fp8IsRejectedNamingTheLine) {
-  const std::string text = R"(kernel @eight(%0: ptr<f8e4m3>, %1: f8e4m3, %2: f8e4m3) {
-  %3 = atomic_cas %0, %1, %2 {order = relaxed, scope = gpu} : f8e4m3 loc("eight.hpp":2)
-  store %0, %3 {cache = none, evict = none}
+TEST(AtomicErrors, Fp8ArithmeticIsRejectedNamingTheLine) {
+  const std::string text = R"(kernel @eight(%0: ptr<f8e5m2>, %1: f8e5m2) {
+  %2 = atomic_rmw %0, %1 {kind = add, order = relaxed, scope = gpu} : f8e5m2 loc("eight.hpp":2)
+  store %0, %2 {cache = none, evict = none}
 }
 )";
   EXPECT_EQ(lowering_error(text),
-            "the GPU code generator does not support op `atomic_cas` on f8e4m3 yet (eight.hpp:2)");
+            "the GPU code generator does not support op `atomic_rmw` of kind add on f8e5m2 yet (eight.hpp:2)");
+}
+
+TEST(Atomics, Fp8CompareExchangeAndExchangeMoveTheBits) {
+  // cas at gpu scope, xchg at sys scope (a loop of 32-bit cas on the word holding the byte).
+  const std::string text = R"(kernel @eight(%0: ptr<f8e4m3>, %1: f8e4m3, %2: f8e4m3) {
+  %3 = atomic_cas %0, %1, %2 {order = relaxed, scope = gpu} : f8e4m3
+  %4 = atomic_rmw %0, %3 {kind = xchg, order = relaxed, scope = sys} : f8e4m3
+  store %0, %4 {cache = none, evict = none}
+}
+)";
+  const lowering::GpuKernel kernel = compile_text(text);
+  EXPECT_TRUE(contains(kernel.llvm_ir, "cmpxchg ptr addrspace(1) %arg0, i8")) << kernel.llvm_ir;
+  EXPECT_TRUE(contains(kernel.llvm_ir, "@llvm.nvvm.atomic.cas.gen.i.sys.i32.p1")) << kernel.llvm_ir;
+  for (const char* arch : {"sm_80", "sm_90a"}) KILN_EXPECT_PTXAS_ACCEPTS(compile_text(text, arch), arch, "cas_xchg_f8");
 }
 
 TEST(Atomics, CompareExchangeOfFloatsComparesBits) {
