@@ -14,11 +14,15 @@
 // unoptimised run's error may differ from the optimised one's when one of
 // the ops it names (the faulting op; for an in-place hazard, the load or the
 // store) is such an op and either no op of the optimised kernel carries its
-// line any more (the optimised run may then end without an error), or it
-// sits in an unrolled loop and the optimised run ends without an error or
-// with one naming that line too: unrolling copies a body with its lines,
-// and the copies whose results the next copy overwrites unread go, so the
-// fault comes at a later iteration, with other values, or not at all. The
+// line any more, and the pass that deleted the last ones carrying it
+// found each removable in the kernel it ran on (a loop whose only effect
+// sat in a nested loop an earlier pass proved never runs is removable by
+// then: the kernel is followed pass by pass through the pipeline's dumps;
+// the optimised run may then end without an error), or it sits in an
+// unrolled loop and the optimised run ends without an error or with one
+// naming that line too: unrolling copies a body with its lines, and the
+// copies whose results the next copy overwrites unread go, so the fault
+// comes at a later iteration, with other values, or not at all. The
 // buffers and printed lines are then not compared, since the unoptimised run
 // stopped at the fault. This lets through a wrongly deleted load whose
 // results were used, if it faulted; the buffers catch it when it did not.
@@ -55,11 +59,11 @@ void label_ops(ir::Function& fn) {
   ir::walk(fn.body, [&](ir::Operation& op) { op.loc = {std::string(kLabelFile), ++line}; });
 }
 
-/// The op of `fn` labelled `line`, or null.
-const ir::Operation* op_at_line(const ir::Function& fn, int line) {
-  const ir::Operation* found = nullptr;
+/// The ops of `fn` labelled `line`: one, none, or the copies unrolling made.
+std::vector<const ir::Operation*> ops_at_line(const ir::Function& fn, int line) {
+  std::vector<const ir::Operation*> found;
   ir::walk(fn.body, [&](ir::Operation& op) {
-    if (op.loc.line == line && op.loc.file == kLabelFile) found = &op;
+    if (op.loc.line == line && op.loc.file == kLabelFile) found.push_back(&op);
   });
   return found;
 }
@@ -83,6 +87,31 @@ bool in_unrolled_loop(const ir::Operation& op) {
   return false;
 }
 
+/// `original`, then the kernel after each pass of ir::optimize, read back
+/// from the pipeline's dumps, which carry the locations.
+std::vector<std::unique_ptr<ir::Function>> pass_by_pass(const ir::Function& original) {
+  std::vector<std::unique_ptr<ir::Function>> states;
+  states.push_back(ir::clone(original));
+  std::ostringstream log;
+  ir::optimize(*ir::clone(original), {.dump_after = "all", .log = &log, .dump = {.locations = true}});
+  static const std::regex kPassHeader(R"(// after [a-z]+\n)");
+  const std::string text = log.str();
+  for (std::sregex_token_iterator it(text.begin(), text.end(), kPassHeader, -1), end; it != end; ++it)
+    if (it->length() > 0) states.push_back(ir::parse_function(it->str(), "dump"));
+  return states;
+}
+
+/// Whether the pass that deleted the last ops labelled `line` deleted only
+/// ops it may delete when unused: each was removable in the kernel it ran on.
+bool deleted_while_removable(int line, const std::vector<std::unique_ptr<ir::Function>>& states) {
+  for (std::size_t i = 0; i + 1 < states.size(); ++i) {
+    const std::vector<const ir::Operation*> ops = ops_at_line(*states[i], line);
+    if (ops.empty() || !ops_at_line(*states[i + 1], line).empty()) continue;
+    return std::ranges::all_of(ops, [](const ir::Operation* op) { return ir::is_removable_when_unused(*op); });
+  }
+  return false;
+}
+
 /// Whether `before`, the unoptimised run's error, may have become `after`
 /// (see the top of the file): one of the ops it names is an op the optimiser
 /// may delete when unused, and it deleted that op, or copies of it.
@@ -90,11 +119,14 @@ bool optimised_away(const std::string& before, const std::string& after, const i
                     const ir::Function& optimized) {
   const std::vector<int> after_lines = named_lines(after);
   for (const int line : named_lines(before)) {
-    const ir::Operation* op = op_at_line(original, line);
-    if (!op || !ir::is_removable_when_unused(*op)) continue;
-    if (!op_at_line(optimized, line)) return true;
+    const std::vector<const ir::Operation*> ops = ops_at_line(original, line);
+    if (ops.empty()) continue;
+    if (ops_at_line(optimized, line).empty()) {
+      if (deleted_while_removable(line, pass_by_pass(original))) return true;
+      continue;
+    }
     const bool same_op_or_none = after.empty() || std::ranges::count(after_lines, line) > 0;
-    if (in_unrolled_loop(*op) && same_op_or_none) return true;
+    if (ir::is_removable_when_unused(*ops.front()) && in_unrolled_loop(*ops.front()) && same_op_or_none) return true;
   }
   return false;
 }

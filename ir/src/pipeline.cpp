@@ -43,7 +43,7 @@ bool run_pass(const char* name, Run run, Function& fn, const PipelineOptions& op
   }
   if (options.dump_after == "all" || options.dump_after == name) {
     log << "// after " << name << "\n";
-    print(log, fn);
+    print(log, fn, options.dump);
   }
   if (options.verify_each) {
     try {

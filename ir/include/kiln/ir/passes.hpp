@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kiln/ir/ir.hpp"
+#include "kiln/ir/printer.hpp"
 
 namespace kiln::ir {
 
@@ -55,6 +56,7 @@ struct PipelineOptions {
   bool verify_each = true;      // run the verifier after every pass
   std::ostream* log = nullptr;  // defaults to std::cerr
   int num_stages = 1;           // above 1: pipeline_dot_loads with this many stages
+  PrintOptions dump;            // how the dumps print (with locations: to follow ops through the passes)
 };
 
 /// Runs, in order: canonicalize, cse, licm, dce to a fixed point; when a
