@@ -40,18 +40,39 @@ std::uint64_t float_bits(ir::DType t, double value) {
   }
 }
 
-bool is_nan(ir::DType t, std::uint64_t bits) {
+/// The value of the float of dtype `t` whose bits are `bits`.
+double float_value(ir::DType t, std::uint64_t bits) {
   switch (t) {
-    case ir::DType::f16: return std::isnan(static_cast<float>(half::from_bits(static_cast<std::uint16_t>(bits))));
-    case ir::DType::bf16: return std::isnan(static_cast<float>(bfloat16::from_bits(static_cast<std::uint16_t>(bits))));
-    case ir::DType::f32: return std::isnan(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
-    case ir::DType::f64: return std::isnan(std::bit_cast<double>(bits));
-    case ir::DType::f8e4m3:
-      return std::isnan(static_cast<float>(float8_e4m3::from_bits(static_cast<std::uint8_t>(bits))));
-    case ir::DType::f8e5m2:
-      return std::isnan(static_cast<float>(float8_e5m2::from_bits(static_cast<std::uint8_t>(bits))));
-    default: return false;
+    case ir::DType::f16: return static_cast<float>(half::from_bits(static_cast<std::uint16_t>(bits)));
+    case ir::DType::bf16: return static_cast<float>(bfloat16::from_bits(static_cast<std::uint16_t>(bits)));
+    case ir::DType::f32: return std::bit_cast<float>(static_cast<std::uint32_t>(bits));
+    case ir::DType::f64: return std::bit_cast<double>(bits);
+    case ir::DType::f8e4m3: return static_cast<float>(float8_e4m3::from_bits(static_cast<std::uint8_t>(bits)));
+    case ir::DType::f8e5m2: return static_cast<float>(float8_e5m2::from_bits(static_cast<std::uint8_t>(bits)));
+    default: return 0.0;
   }
+}
+
+/// How many floats of `bytes` bytes lie between the two with bits `a` and
+/// `b` (sign and magnitude mapped onto a line where neighbours differ by 1).
+std::uint64_t ulps_apart(std::uint64_t a, std::uint64_t b, std::size_t bytes) {
+  const std::uint64_t sign = std::uint64_t{1} << (8 * bytes - 1);
+  auto ordered = [&](std::uint64_t x) { return x & sign ? sign - (x & ~sign) : sign + x; };
+  const std::uint64_t p = ordered(a);
+  const std::uint64_t q = ordered(b);
+  return p > q ? p - q : q - p;
+}
+
+/// Whether elements `u` and `v` of dtype `t` count as equal: the same bits,
+/// both NaN, or finite floats of 16 bits or more at most `ulps` apart.
+bool same_element(ir::DType t, std::uint64_t u, std::uint64_t v, std::uint64_t ulps) {
+  if (u == v) return true;
+  if (!ir::is_float(t)) return false;
+  const double x = float_value(t, u);
+  const double y = float_value(t, v);
+  if (std::isnan(x) && std::isnan(y)) return true;
+  const auto bytes = static_cast<std::size_t>(ir::dtype_bytes(t));
+  return ulps > 0 && bytes >= 2 && std::isfinite(x) && std::isfinite(y) && ulps_apart(u, v, bytes) <= ulps;
 }
 
 /// Element `index` of the buffer of argument `argument`.
@@ -191,7 +212,7 @@ Outcome run(const ir::Function& fn, LaunchMemory& memory) {
   return out;
 }
 
-std::string first_difference(const ir::Function& fn, const Outcome& a, const Outcome& b) {
+std::string first_difference(const ir::Function& fn, const Outcome& a, const Outcome& b, std::uint64_t ulps) {
   std::size_t buffer = 0;
   for (const ir::Value* arg : fn.body.arguments) {
     if (!arg->type.is_pointer) continue;
@@ -204,7 +225,7 @@ std::string first_difference(const ir::Function& fn, const Outcome& a, const Out
       std::uint64_t v = 0;
       std::memcpy(&u, x.data() + at, width);
       std::memcpy(&v, y.data() + at, width);
-      if (u == v || (is_nan(arg->type.dtype, u) && is_nan(arg->type.dtype, v))) continue;
+      if (same_element(arg->type.dtype, u, v, ulps)) continue;
       return "buffer %" + std::to_string(arg->id) + " element " + std::to_string(at / width) + ": " + hex(u) +
              " before, " + hex(v) + " after";
     }

@@ -69,7 +69,8 @@ Outcome run(const ir::Function& fn, LaunchMemory& memory);
 
 /// "" when both runs left the same bytes, else where they first differ. A
 /// float element compares equal when the bits agree or both are NaN (the IR
-/// leaves NaN payloads open).
-std::string first_difference(const ir::Function& fn, const Outcome& a, const Outcome& b);
+/// leaves NaN payloads open), or, for a float of 16 bits or more, when both
+/// are finite and at most `ulps` apart (fp8 by its bits).
+std::string first_difference(const ir::Function& fn, const Outcome& a, const Outcome& b, std::uint64_t ulps = 0);
 
 }  // namespace kiln::fuzz

@@ -18,9 +18,7 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,14 +39,9 @@ namespace {
 /// and a reduction's grouping moves the last bits of a short sum.
 constexpr std::uint64_t kDeviceUlps = 4;
 
-struct Run {
-  std::string error;
-  std::vector<std::vector<std::byte>> buffers;
-};
-
-Run run_on(const runtime::Program& program, const Device& device, fuzz::LaunchMemory& memory) {
+fuzz::Outcome run_on(const runtime::Program& program, const Device& device, fuzz::LaunchMemory& memory) {
   memory.reset();
-  Run run;
+  fuzz::Outcome run;
   try {
     program.launch(device, fuzz::kGrid, memory.arguments());
   } catch (const std::exception& e) {
@@ -76,73 +69,6 @@ bool device_rounded(const ir::Function& fn) {
   });
 }
 
-/// The distance in ulps of two finite floats of `width` bytes, by their bits.
-std::uint64_t ulps_apart(std::uint64_t a, std::uint64_t b, std::size_t width) {
-  const int bits = static_cast<int>(width * 8);
-  const std::uint64_t sign = std::uint64_t{1} << (bits - 1);
-  // Map sign-magnitude onto a line where adjacent floats are adjacent integers.
-  auto ordered = [&](std::uint64_t x) { return x & sign ? sign - (x & ~sign) : sign + x; };
-  const std::uint64_t p = ordered(a);
-  const std::uint64_t q = ordered(b);
-  return p > q ? p - q : q - p;
-}
-
-/// Whether the float of `dtype` with `bits` is finite (false: inf or NaN),
-/// and whether it is NaN.
-struct FloatClass {
-  bool finite;
-  bool nan;
-};
-FloatClass classify(ir::DType dtype, std::uint64_t bits) {
-  auto of = [](std::uint64_t exponent_bits, std::uint64_t mantissa_bits, std::uint64_t x) {
-    const bool top = (x & exponent_bits) == exponent_bits;
-    return FloatClass{!top, top && (x & mantissa_bits) != 0};
-  };
-  switch (dtype) {
-    case ir::DType::f64: return of(0x7ff0000000000000, 0x000fffffffffffff, bits);
-    case ir::DType::f32: return of(0x7f800000, 0x007fffff, bits);
-    case ir::DType::f16: return of(0x7c00, 0x03ff, bits);
-    case ir::DType::bf16: return of(0x7f80, 0x007f, bits);
-    default: return {false, false};  // fp8 and integers: compared by their bits
-  }
-}
-
-std::string hex(std::uint64_t bits) {
-  char text[20];
-  return "0x" + std::string(text, std::to_chars(text, text + sizeof text, bits, 16).ptr);
-}
-
-/// "" when the buffers agree, else where they first differ.
-std::string buffer_difference(const ir::Function& fn, const Run& cpu, const Run& gpu) {
-  if (!device_rounded(fn)) {
-    fuzz::Outcome a, b;
-    a.buffers = cpu.buffers;
-    b.buffers = gpu.buffers;
-    return fuzz::first_difference(fn, a, b);
-  }
-  std::size_t buffer = 0;
-  for (const ir::Value* arg : fn.body.arguments) {
-    if (!arg->type.is_pointer) continue;
-    const ir::DType dtype = arg->type.dtype;
-    const auto width = static_cast<std::size_t>(ir::dtype_bytes(dtype));
-    const std::vector<std::byte>& x = cpu.buffers.at(buffer);
-    const std::vector<std::byte>& y = gpu.buffers.at(buffer);
-    ++buffer;
-    for (std::size_t at = 0; at + width <= x.size(); at += width) {
-      std::uint64_t u = 0;
-      std::uint64_t v = 0;
-      std::memcpy(&u, x.data() + at, width);
-      std::memcpy(&v, y.data() + at, width);
-      const FloatClass p = classify(dtype, u);
-      const FloatClass q = classify(dtype, v);
-      if (u == v || (p.nan && q.nan) || (p.finite && q.finite && ulps_apart(u, v, width) <= kDeviceUlps)) continue;
-      return "buffer %" + std::to_string(arg->id) + " element " + std::to_string(at / width) + ": bits " + hex(u) +
-             " on cpu, " + hex(v) + " on the GPU device (more than " + std::to_string(kDeviceUlps) + " ulps apart)";
-    }
-  }
-  return "";
-}
-
 bool only_cpu_checks(const std::string& error) {
   return error.find("in-place hazard") != std::string::npos ||
          error.find("before an async_wait completed") != std::string::npos;
@@ -156,14 +82,17 @@ bool not_supported_yet(const std::string& error) {
 /// Where the runs of `program` on cpu and on `device` disagree; "" when they agree.
 std::string disagreement(const runtime::Program& program, const Device& device) {
   fuzz::LaunchMemory memory(program.optimized());
-  const Run cpu = run_on(program, Device::cpu(1), memory);
-  const Run gpu = run_on(program, device, memory);
+  const fuzz::Outcome cpu = run_on(program, Device::cpu(1), memory);
+  const fuzz::Outcome gpu = run_on(program, device, memory);
   if (!gpu.error.empty() && cpu.error.empty())
     return not_supported_yet(gpu.error) ? "" : "only " + device.name() + " fails: " + gpu.error;
   if (!cpu.error.empty() && gpu.error.empty()) return only_cpu_checks(cpu.error) ? "" : "only cpu fails: " + cpu.error;
   if (!cpu.error.empty()) return "";
-  const std::string difference = buffer_difference(program.optimized(), cpu, gpu);
-  return difference.empty() ? "" : device.name() + " leaves other buffers: " + difference;
+  const ir::Function& fn = program.optimized();
+  const std::string difference = fuzz::first_difference(fn, cpu, gpu, device_rounded(fn) ? kDeviceUlps : 0);
+  return difference.empty()
+             ? ""
+             : device.name() + " leaves other buffers (before: cpu, after: " + device.name() + "): " + difference;
 }
 
 TEST(SeedKernels, RunAlikeOnCpuAndEmu) {
