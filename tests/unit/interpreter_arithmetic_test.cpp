@@ -246,6 +246,38 @@ TEST(Interpreter, MathFunctionsMatchCmath) {
   }
 }
 
+/// Runs `cmp %x, %y {pred = P}` over a and b (T's dtype), checks every
+/// element against C++'s comparison (ordered for floats except !=) and
+/// returns the i1 results.
+template <class T>
+std::vector<std::uint8_t> check_compare(const char* pred, std::vector<T>& a, std::vector<T>& b) {
+  std::vector<std::uint8_t> out(kCount);
+  const InterpretedKernel k =
+      compile(fill("kernel @cmp(%a: ptr<{T}>, %b: ptr<{T}>, %out: ptr<i1>, %n: i32) {" + offsets(kBlock) +
+                       pointers("pa", "a", "{T}", kBlock) + pointers("pb", "b", "{T}", kBlock) +
+                       pointers("po", "out", "i1", kBlock) + R"(
+  %x = load %pa, %mask {cache = none, evict = none} : tile<64x{T}>
+  %y = load %pb, %mask {cache = none, evict = none} : tile<64x{T}>
+  %c = cmp %x, %y {pred = {P}} : tile<64xi1>
+  store %po, %c, %mask {cache = none, evict = none}
+}
+)",
+                   {{"P", pred}, {"T", dtype_of<T>()}}));
+  const KernelArgument args[] = {buffer(a, "a"), buffer(b, "b"), buffer(out, "out"), scalar(kCount)};
+  k.launch(kGrid, args, 2);
+  const std::string p = pred;
+  for (int i = 0; i < kCount; ++i) {
+    const bool expected = p == "eq"   ? a[i] == b[i]
+                          : p == "ne" ? a[i] != b[i]
+                          : p == "lt" ? a[i] < b[i]
+                          : p == "le" ? a[i] <= b[i]
+                          : p == "gt" ? a[i] > b[i]
+                                      : a[i] >= b[i];
+    EXPECT_EQ(out[i], expected) << pred << " at " << i;
+  }
+  return out;
+}
+
 TEST(Interpreter, CompareFollowsNaNRules) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> a = random_values<float>(kCount, 80), b = random_values<float>(kCount, 81);
@@ -253,32 +285,9 @@ TEST(Interpreter, CompareFollowsNaNRules) {
   b[1] = nan;
   b[2] = a[2];
   for (const char* pred : {"eq", "ne", "lt", "le", "gt", "ge"}) {
-    std::vector<std::uint8_t> out(kCount);
-    const InterpretedKernel k =
-        compile(fill("kernel @cmp(%a: ptr<f32>, %b: ptr<f32>, %out: ptr<i1>, %n: i32) {" + offsets(kBlock) +
-                         pointers("pa", "a", "f32", kBlock) + pointers("pb", "b", "f32", kBlock) +
-                         pointers("po", "out", "i1", kBlock) + R"(
-  %x = load %pa, %mask {cache = none, evict = none} : tile<64xf32>
-  %y = load %pb, %mask {cache = none, evict = none} : tile<64xf32>
-  %c = cmp %x, %y {pred = {P}} : tile<64xi1>
-  store %po, %c, %mask {cache = none, evict = none}
-}
-)",
-                     {{"P", pred}}));
-    const KernelArgument args[] = {buffer(a, "a"), buffer(b, "b"), buffer(out, "out"), scalar(kCount)};
-    k.launch(kGrid, args, 2);
-    const std::string p = pred;
-    for (int i = 0; i < kCount; ++i) {
-      const bool expected = p == "eq"   ? a[i] == b[i]
-                            : p == "ne" ? a[i] != b[i]
-                            : p == "lt" ? a[i] < b[i]
-                            : p == "le" ? a[i] <= b[i]
-                            : p == "gt" ? a[i] > b[i]
-                                        : a[i] >= b[i];
-      ASSERT_EQ(out[i], expected) << pred << " at " << i;
-    }
-    EXPECT_EQ(out[0], p == "ne");
-    EXPECT_EQ(out[1], p == "ne");
+    const std::vector<std::uint8_t> out = check_compare(pred, a, b);
+    EXPECT_EQ(out[0], std::string(pred) == "ne");
+    EXPECT_EQ(out[1], std::string(pred) == "ne");
   }
 }
 
@@ -287,32 +296,7 @@ void check_integer_compares(std::uint32_t seed) {
   SCOPED_TRACE(dtype_of<T>());
   auto a = random_values<T>(kCount, seed), b = random_values<T>(kCount, seed + 1);
   for (int i = 0; i < kCount; i += 7) b[i] = a[i];  // some ties
-  for (const char* pred : {"eq", "ne", "lt", "le", "gt", "ge"}) {
-    std::vector<std::uint8_t> out(kCount);
-    const InterpretedKernel k =
-        compile(fill("kernel @cmp(%a: ptr<{T}>, %b: ptr<{T}>, %out: ptr<i1>, %n: i32) {" + offsets(kBlock) +
-                         pointers("pa", "a", "{T}", kBlock) + pointers("pb", "b", "{T}", kBlock) +
-                         pointers("po", "out", "i1", kBlock) + R"(
-  %x = load %pa, %mask {cache = none, evict = none} : tile<64x{T}>
-  %y = load %pb, %mask {cache = none, evict = none} : tile<64x{T}>
-  %c = cmp %x, %y {pred = {P}} : tile<64xi1>
-  store %po, %c, %mask {cache = none, evict = none}
-}
-)",
-                     {{"P", pred}, {"T", dtype_of<T>()}}));
-    const KernelArgument args[] = {buffer(a, "a"), buffer(b, "b"), buffer(out, "out"), scalar(kCount)};
-    k.launch(kGrid, args, 2);
-    const std::string p = pred;
-    for (int i = 0; i < kCount; ++i) {
-      const bool expected = p == "eq"   ? a[i] == b[i]
-                            : p == "ne" ? a[i] != b[i]
-                            : p == "lt" ? a[i] < b[i]
-                            : p == "le" ? a[i] <= b[i]
-                            : p == "gt" ? a[i] > b[i]
-                                        : a[i] >= b[i];
-      ASSERT_EQ(out[i], expected) << pred << " at " << i;
-    }
-  }
+  for (const char* pred : {"eq", "ne", "lt", "le", "gt", "ge"}) check_compare(pred, a, b);
 }
 
 TEST(Interpreter, IntegerComparesFollowTheSignedness) {
