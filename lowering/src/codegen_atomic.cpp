@@ -26,8 +26,10 @@
 //    one; fence.sc is stronger than the fences the order asks for.
 //
 // fp8 elements are i8 bit patterns in registers: cas compares and swaps the
-// bits and xchg moves them, as for i8; add, max and min on fp8 are not
-// lowered.
+// bits and xchg moves them, as for i8. add, max and min on fp8 compute in f32
+// and round back, as the interpreter and the element-wise ops do
+// (codegen_fp8.cpp): a compare-exchange loop on the byte (LLVM widens it to
+// its word), at system scope on the containing word.
 //
 // Float max and min are a compare-exchange loop over the bits with
 // llvm.maximum/minimum (NaN-propagating, -0 < +0, as the `maximum` op):
@@ -72,11 +74,6 @@ class AtomicLowering {
     for (std::size_t i = 1; i < op_.operands.size(); ++i)
       data.push_back(&cg_.values_of(*op_.operands[i], pointers.size(), op_));
     const bool is_cas = op_.code == OpCode::atomic_cas;
-    // fp8 registers hold the bit patterns, which cas and xchg move as they
-    // are; add, max and min would need the interpreter's fp8 rounding.
-    if (is_fp8(element_.dtype) && !is_cas && kind() != AtomicKind::xchg)
-      throw LoweringError(unsupported_op_message(
-          op_, "of kind " + std::string(ir::symbol_of(kind())) + " on " + std::string(ir::dtype_name(element_.dtype))));
     const std::vector<llvm::Value*>* mask = !is_cas && data.size() > 1 ? data[1] : nullptr;
     if (!is_cas) check_kind();
 
@@ -129,7 +126,7 @@ class AtomicLowering {
   void check_kind() const {
     const AtomicKind k = kind();
     const bool bitwise = k == AtomicKind::bit_and || k == AtomicKind::bit_or || k == AtomicKind::bit_xor;
-    if ((bitwise && is_float()) || (k == AtomicKind::add && is_bool()))
+    if ((bitwise && ir::is_float(element_.dtype)) || (k == AtomicKind::add && is_bool()))
       throw LoweringError("atomic_rmw: kind " + std::string(ir::symbol_of(k)) + " is not defined for " +
                           ir::to_string(element_) + " (" + op_place(op_) + ")");
   }
@@ -234,10 +231,12 @@ class AtomicLowering {
     const AtomicKind k = kind();
     const bool extremum = k == AtomicKind::max || k == AtomicKind::min;
     const bool is_signed = !is_bool() && ir::is_signed_int(element_.dtype);
+    if (is_fp8(element_.dtype) && k != AtomicKind::xchg) return ordered([&] { return fp8_update(pointer, value); });
     if (narrow_system_scope())
       return ordered([&] {
-        return from_bits(word_exchange_loop(
-            pointer, [&](llvm::Value* current) { return to_bits(updated(from_bits(current), value, is_signed)); }));
+        return from_bits(word_exchange_loop(pointer, [&](llvm::Value* current) {
+          return to_bits(updated(from_bits(current), value, is_float(), is_signed));
+        }));
       });
     if (extremum && (is_float() || (system_scope() && !is_signed)))
       return ordered([&] {
@@ -263,16 +262,29 @@ class AtomicLowering {
     });
   }
 
-  /// What the op's kind makes of the element `current` and the operand `value` (register values).
-  llvm::Value* updated(llvm::Value* current, llvm::Value* value, bool is_signed) {
+  /// fp8 add, max or min at `pointer`: the element and `value` widened to
+  /// f32, combined there and rounded back, in a compare-exchange loop on the
+  /// byte (on its word at system scope).
+  llvm::Value* fp8_update(llvm::Value* pointer, llvm::Value* value) {
+    const ir::DType dtype = element_.dtype;
+    llvm::Value* wide_value = fp8_to_float(cg_, value, dtype);
+    const auto next = [&](llvm::Value* current) {
+      return float_to_fp8(cg_, updated(fp8_to_float(cg_, current, dtype), wide_value, true, false), dtype);
+    };
+    return narrow_system_scope() ? word_exchange_loop(pointer, next) : exchange_loop(pointer, next);
+  }
+
+  /// What the op's kind makes of the element `current` and the operand
+  /// `value` (register values, floats when `floating`).
+  llvm::Value* updated(llvm::Value* current, llvm::Value* value, bool floating, bool is_signed) {
     const AtomicKind k = kind();
-    if (k == AtomicKind::add) return is_float() ? b_.CreateFAdd(current, value) : b_.CreateAdd(current, value);
+    if (k == AtomicKind::add) return floating ? b_.CreateFAdd(current, value) : b_.CreateAdd(current, value);
     if (k == AtomicKind::bit_and) return b_.CreateAnd(current, value);
     if (k == AtomicKind::bit_or) return b_.CreateOr(current, value);
     if (k == AtomicKind::bit_xor) return b_.CreateXor(current, value);
     if (k == AtomicKind::max || k == AtomicKind::min) {
       const bool max = k == AtomicKind::max;
-      const llvm::Intrinsic::ID id = is_float()  ? (max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
+      const llvm::Intrinsic::ID id = floating    ? (max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
                                      : is_signed ? (max ? llvm::Intrinsic::smax : llvm::Intrinsic::smin)
                                                  : (max ? llvm::Intrinsic::umax : llvm::Intrinsic::umin);
       return b_.CreateBinaryIntrinsic(id, current, value);

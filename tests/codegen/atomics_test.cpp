@@ -186,14 +186,30 @@ TEST(Atomics, SystemScopeCompareExchange) {
   EXPECT_EQ(count(kernel.ptx, "membar.sys;"), 2) << kernel.ptx;
 }
 
-TEST(AtomicErrors, Fp8ArithmeticIsRejectedNamingTheLine) {
-  const std::string text = R"(kernel @eight(%0: ptr<f8e5m2>, %1: f8e5m2) {
-  %2 = atomic_rmw %0, %1 {kind = add, order = relaxed, scope = gpu} : f8e5m2 loc("eight.hpp":2)
-  store %0, %2 {cache = none, evict = none}
+TEST(Atomics, Fp8ArithmeticComputesInF32InACompareExchangeLoop) {
+  // add at gpu scope: a cmpxchg loop on the byte; max at sys scope: a loop of
+  // 32-bit cas on the word holding it; min at cta scope. Each widens the
+  // element and the operand to f32 and rounds the result back in integer
+  // arithmetic (no fp8 cvt, which sm_80 lacks).
+  const std::string text = R"(kernel @eight(%0: ptr<f8e5m2>, %1: f8e5m2, %2: ptr<f8e4m3>, %3: f8e4m3) {
+  %4 = atomic_rmw %0, %1 {kind = add, order = relaxed, scope = gpu} : f8e5m2
+  %5 = atomic_rmw %2, %3 {kind = max, order = acq_rel, scope = sys} : f8e4m3
+  %6 = atomic_rmw %2, %3 {kind = min, order = relaxed, scope = cta} : f8e4m3
+  store %0, %4 {cache = none, evict = none}
+  store %2, %5 {cache = none, evict = none}
+  store %2, %6 {cache = none, evict = none}
 }
 )";
-  EXPECT_EQ(lowering_error(text),
-            "the GPU code generator does not support op `atomic_rmw` of kind add on f8e5m2 yet (eight.hpp:2)");
+  const lowering::GpuKernel kernel = compile_text(text);
+  EXPECT_EQ(count(kernel.llvm_ir, "cmpxchg ptr addrspace(1) %arg0, i8"), 1) << kernel.llvm_ir;
+  EXPECT_EQ(count(kernel.llvm_ir, "cmpxchg ptr addrspace(1) %arg2, i8"), 1) << kernel.llvm_ir;
+  EXPECT_EQ(count(kernel.llvm_ir, "call i32 @llvm.nvvm.atomic.cas.gen.i.sys.i32.p1("), 1) << kernel.llvm_ir;
+  EXPECT_EQ(count(kernel.llvm_ir, "atomicrmw"), 0) << kernel.llvm_ir;
+  EXPECT_TRUE(contains(kernel.llvm_ir, "fadd float")) << kernel.llvm_ir;
+  EXPECT_TRUE(contains(kernel.llvm_ir, "@llvm.maximum.f32")) << kernel.llvm_ir;
+  EXPECT_TRUE(contains(kernel.llvm_ir, "@llvm.minimum.f32")) << kernel.llvm_ir;
+  EXPECT_FALSE(contains(kernel.ptx, "e4m3")) << kernel.ptx;
+  for (const char* arch : {"sm_80", "sm_90a"}) KILN_EXPECT_PTXAS_ACCEPTS(compile_text(text, arch), arch, "rmw_f8");
 }
 
 TEST(Atomics, Fp8CompareExchangeAndExchangeMoveTheBits) {

@@ -265,8 +265,8 @@ std::uint64_t bits_of(C v) {
 
 template <class C>
 class AtomicRmw : public ::testing::Test {};
-using AtomicTypes =
-    ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, kl::half, kl::bfloat16, float, double>;
+using AtomicTypes = ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, kl::half, kl::bfloat16,
+                                     float, double, kl::float8_e4m3, kl::float8_e5m2>;
 TYPED_TEST_SUITE(AtomicRmw, AtomicTypes, kiln::test::DTypeNames);
 
 const char* kind_name(Rmw k) {
@@ -347,9 +347,13 @@ TYPED_TEST(AtomicRmw, ManyProgramsOnSharedBins) {
       std::sort(produced.begin(), produced.end());
       std::sort(consumed.begin(), consumed.end());
       EXPECT_EQ(produced, consumed) << "bin " << b << ": the old values do not form one chain of updates";
-      if (is_float_v<C> && kind == Rmw::add) {
+      constexpr bool is_fp8 = std::is_same_v<C, kl::float8_e4m3> || std::is_same_v<C, kl::float8_e5m2>;
+      if (is_float_v<C> && kind == Rmw::add && !is_fp8) {
         // Float addition depends on the order: replay the chain in the order
         // of increasing old values (values are positive) and check each step.
+        // (An fp8 sum stalls once its ulp reaches twice the largest update,
+        // at 16 in e4m3 and 8 in e5m2, so its old values repeat and give no
+        // order: the chain check above is what holds for it.)
         std::vector<int> order = lanes[b];
         std::sort(order.begin(), order.end(),
                   [&](int p, int q) { return as_double(got_olds[p]) < as_double(got_olds[q]); });
