@@ -10,8 +10,8 @@
 namespace kiln {
 
 std::string CompileOptions::key() const {
-  return std::to_string(num_warps) + "/" + std::to_string(num_stages) + "/" + (optimize ? "O" : "-") + "/" +
-         (specialize ? "S" : "-") + "/" + dump_after + "/" + (timing ? "t" : "-");
+  return std::to_string(num_warps) + "/" + std::to_string(num_stages) + "/" + std::to_string(max_registers) + "/" +
+         (optimize ? "O" : "-") + "/" + (specialize ? "S" : "-") + "/" + dump_after + "/" + (timing ? "t" : "-");
 }
 
 namespace detail {
@@ -55,6 +55,7 @@ std::shared_ptr<const runtime::Program> build_program(std::string_view display_n
   program.specialize = options.specialize;
   program.num_warps = options.num_warps;
   program.num_stages = options.num_stages;
+  program.max_registers = options.max_registers;
   if (options.optimize) {
     ir::PipelineOptions& pipeline = program.passes.emplace();
     pipeline.dump_after = options.dump_after;

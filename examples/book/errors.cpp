@@ -173,8 +173,10 @@ int main() {
   }
   auto ring = kl::Buffer<float>::from(std::vector<float>(values.begin(), values.begin() + 64), cpu);
   show("a tile rotated in place, on cpu", [&] { kl::compile<rotate_in_place<64>>().launch(1, ring); });
-  kl::Buffer<float> filled(n, cpu);
-  show("a loop step of 0, on cpu", [&] { kl::compile<fill_strided<64>>().launch(1, filled, 64, 0); });
+  for (const kl::Device& device : {cpu, emu}) {
+    kl::Buffer<float> filled(n, device);
+    show("a loop step of 0, on " + device.name(), [&] { kl::compile<fill_strided<64>>().launch(1, filled, 64, 0); });
+  }
   // [/book:faults]
 
   // [book:warps]

@@ -49,7 +49,10 @@ Recorded record_launches(const kernels::KernelInfo& kernel, const kernels::RunOp
 lowering::GpuTarget target_of(const runtime::Program& program, const std::string& arch) {
   // What the cuda device compiles for a launch (runtime/src/cuda): the
   // program's own warps, no promise that the pointers do not overlap.
-  return {.arch = arch, .num_warps = program.options().num_warps, .arguments_do_not_overlap = false};
+  return {.arch = arch,
+          .num_warps = program.options().num_warps,
+          .max_registers = program.options().max_registers,
+          .arguments_do_not_overlap = false};
 }
 
 std::string grid_string(const std::array<int, 3>& grid) {
@@ -65,8 +68,8 @@ double warm_cache_milliseconds(const runtime::Program& program, const lowering::
   auto key_of = [&] {
     runtime::CacheKey key;
     key.ir = ir::print(program.optimized(), {.locations = true});
-    key.options = fmt::format("num_warps={} arguments_do_not_overlap={}", target.num_warps,
-                              static_cast<int>(target.arguments_do_not_overlap));
+    key.options = fmt::format("num_warps={} max_registers={} arguments_do_not_overlap={}", target.num_warps,
+                              target.max_registers, static_cast<int>(target.arguments_do_not_overlap));
     key.target = "ptx " + target.arch;
     return key;
   };

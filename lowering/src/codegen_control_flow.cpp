@@ -1,8 +1,9 @@
-// LLVM code generation for structured control flow: `for` and `while` become
-// loops whose header holds one phi per register of the induction variable
-// and of each carried value; `if` becomes a branch whose merge block holds
-// one phi per register of each result. Layout assignment put every carried value
-// (init, body argument, yield, result) in one class, so the registers line up.
+// LLVM code generation for structured control flow: `for` becomes a guarded
+// loop whose body starts with one phi per register of the induction variable
+// and of each carried value, `while` a loop whose header holds the phis;
+// `if` becomes a branch whose merge block holds one phi per register of each
+// result. Layout assignment put every carried value (init, body argument,
+// yield, result) in one class, so the registers line up.
 #include "codegen.hpp"
 
 namespace kiln::lowering {
@@ -65,36 +66,49 @@ void emit_for(KernelCodegen& cg, const ir::Operation& op) {
     inits.push_back(cg.values_of(init, cg.register_count(*body.arguments[i - 2]), op));
   }
 
+  // The loop runs while iv < hi, as the interpreter's: a step that is not
+  // positive where lo < hi is a fault, and the induction variable never
+  // wraps. The body goes on to iv + step while iv < hi - step, which the
+  // bounds' type holds once saturated at its least value, so iv + step is
+  // computed only where it does not overflow.
+  const bool is_unsigned = ir::is_unsigned_int(op.operands[0]->type.dtype);
+  emit_loop_step_check(cg, op, lower, upper, step);
+  llvm::Value* runs = is_unsigned ? b.CreateICmpULT(lower, upper) : b.CreateICmpSLT(lower, upper);
+  llvm::Value* limit = b.CreateBinaryIntrinsic(is_unsigned ? llvm::Intrinsic::usub_sat : llvm::Intrinsic::ssub_sat,
+                                               upper, step, nullptr, "for.limit");
   llvm::BasicBlock* preheader = b.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(cg.context, "for.header", cg.kernel);
   auto* loop_body = llvm::BasicBlock::Create(cg.context, "for.body", cg.kernel);
   auto* exit = llvm::BasicBlock::Create(cg.context, "for.exit", cg.kernel);
-  b.CreateBr(header);
+  b.CreateCondBr(runs, loop_body, exit);
 
-  b.SetInsertPoint(header);
+  b.SetInsertPoint(loop_body);
   llvm::PHINode* induction = b.CreatePHI(lower->getType(), 2, "iv");
   induction->addIncoming(lower, preheader);
   const std::vector<std::vector<llvm::Value*>> carried = carried_phis(cg, inits, preheader);
-  // The loop runs while iv < hi, compared with the bounds' signedness.
-  llvm::Value* go_on = ir::is_unsigned_int(op.operands[0]->type.dtype) ? b.CreateICmpULT(induction, upper)
-                                                                       : b.CreateICmpSLT(induction, upper);
-  b.CreateCondBr(go_on, loop_body, exit);
-
-  b.SetInsertPoint(loop_body);
   std::vector<std::vector<llvm::Value*>> arguments = {{induction}};
   arguments.insert(arguments.end(), carried.begin(), carried.end());
   const std::vector<std::vector<llvm::Value*>> next = emit_region(cg, body, arguments);
   check_yield(op, "body", next, carried);
-  induction->addIncoming(b.CreateAdd(induction, step, "iv.next"), b.GetInsertBlock());
+  llvm::Value* goes_on = is_unsigned ? b.CreateICmpULT(induction, limit) : b.CreateICmpSLT(induction, limit);
+  induction->addIncoming(b.CreateAdd(induction, step, "iv.next", is_unsigned, !is_unsigned), b.GetInsertBlock());
   add_back_edge(cg, carried, next);
-  b.CreateBr(header);
+  llvm::BasicBlock* latch = b.GetInsertBlock();
+  b.CreateCondBr(goes_on, loop_body, exit);
 
   b.SetInsertPoint(exit);
+  std::vector<std::vector<llvm::Value*>> finals(op.results.size());
+  for (std::size_t i = 0; i < op.results.size(); ++i)
+    for (std::size_t r = 0; r < inits[i].size(); ++r) {
+      llvm::PHINode* phi = b.CreatePHI(inits[i][r]->getType(), 2);
+      phi->addIncoming(inits[i][r], preheader);
+      phi->addIncoming(next[i][r], latch);
+      finals[i].push_back(phi);
+    }
   const ir::Operation& yield = *body.terminator();
   for (std::size_t i = 0; i < op.results.size(); ++i) {
     const ir::Operation* producer = yield.operands[i]->def;
     const bool in_flight = producer && wgmma_dot_stays_in_flight(cg, *producer);
-    cg.define(*op.results[i], in_flight ? emit_wgmma_wait(cg, 0, carried[i]) : carried[i]);
+    cg.define(*op.results[i], in_flight ? emit_wgmma_wait(cg, 0, finals[i]) : finals[i]);
   }
 }
 

@@ -29,8 +29,9 @@
 // element; when several fail, the first warp to claim the record names the
 // first failing element of its lowest failing lane) and traps; the host
 // reports the message. Integer div and rem check their divisor the same way
-// (OPS.md: division by zero is a fault):
+// (OPS.md: division by zero is a fault), and a for loop its step:
 //   kernel NAME: integer division by zero in div at FILE:LINE: element I of the divisor is 0 (program (X, Y, Z))
+//   kernel NAME: for loop at FILE:LINE has step S, which never reaches HI from LO (program (X, Y, Z))
 // No function is called, so a kernel with a division keeps its wgmma
 // asynchronous.
 #include <llvm/IR/InlineAsm.h>
@@ -209,6 +210,10 @@ void emit_print(KernelCodegen& cg, const ir::Operation& op) {
 
 /// Where a fault message puts the element's index among its values.
 enum class ElementIndex { after_program, before_program };
+/// Which threads check a fault's condition: each element's acting copy, or
+/// every thread (a uniform condition that must stop every warp before it
+/// goes on, as a loop that would never end).
+enum class Checkers { acting_copies, every_thread };
 
 /// The module's kFaultRecordGlobal, declared on first use: a pointer in
 /// global memory, null until the host stores its record's address.
@@ -224,7 +229,7 @@ llvm::GlobalVariable* fault_record_global(KernelCodegen& cg) {
   return global;
 }
 
-/// Fills the fault record with `format` (cut to fit) and `values` (i32) when
+/// Fills the fault record with `format` (cut to fit) and `values` (i64) when
 /// the host gave one and no other thread claimed it first; ends the
 /// insertion block with a branch to `after`.
 void fill_fault_record(KernelCodegen& cg, const std::string& format, const std::vector<llvm::Value*>& values,
@@ -248,8 +253,8 @@ void fill_fault_record(KernelCodegen& cg, const std::string& format, const std::
 
   b.SetInsertPoint(fill);
   for (std::size_t i = 0; i < values.size() && i < kFaultValues; ++i)
-    b.CreateAlignedStore(values[i], b.CreateConstGEP1_64(i8, record, offsetof(FaultRecord, values) + 4 * i),
-                         llvm::Align(4));
+    b.CreateAlignedStore(values[i], b.CreateConstGEP1_64(i8, record, offsetof(FaultRecord, values) + 8 * i),
+                         llvm::Align(8));
   // The text, NUL-terminated and padded to whole words, copied a word at a
   // time from a constant (which O3 turns into immediates).
   std::string text = format.substr(0, sizeof(FaultRecord::format) - 1);
@@ -269,7 +274,8 @@ void fill_fault_record(KernelCodegen& cg, const std::string& format, const std::
 }
 
 /// Where `fails` holds for a register of `checked` in the element's acting
-/// copy: records the fault `format` with the program ids and, when `checked`
+/// copy (in every thread for Checkers::every_thread): records the fault
+/// `format` with `leading` (i64), then the program ids and, when `checked`
 /// is a tile, the row-major index of the thread's first failing element
 /// (`order` says which comes first), then traps.
 ///
@@ -283,7 +289,8 @@ void fill_fault_record(KernelCodegen& cg, const std::string& format, const std::
 /// ptxas would find every later wgmma on a divergent path and serialize it
 /// (warning C7520).
 void emit_fault_reports(KernelCodegen& cg, const ir::Value& checked, const std::vector<llvm::Value*>& fails,
-                        const std::string& format, ElementIndex order) {
+                        const std::string& format, ElementIndex order, const std::vector<llvm::Value*>& leading = {},
+                        Checkers checkers = Checkers::acting_copies) {
   DuplicatedElements copies(cg, checked);
   llvm::IRBuilder<>& b = cg.builder;
   std::vector<int> registers;
@@ -294,7 +301,7 @@ void emit_fault_reports(KernelCodegen& cg, const ir::Value& checked, const std::
     any = any ? b.CreateOr(any, fails[reg]) : fails[reg];
   }
   if (!any) return;
-  llvm::Value* acts = copies.thread_acts();
+  llvm::Value* acts = checkers == Checkers::acting_copies ? copies.thread_acts() : nullptr;
   llvm::Value* thread_faults = acts ? b.CreateAnd(acts, any) : any;
   auto* warp_faults = llvm::BasicBlock::Create(cg.context, "fault_in_warp", cg.kernel);
   auto* fault = llvm::BasicBlock::Create(cg.context, "fault", cg.kernel);
@@ -318,6 +325,8 @@ void emit_fault_reports(KernelCodegen& cg, const ir::Value& checked, const std::
     llvm::Value* element = copies.flat_index_of_first(registers, fails);
     values.insert(order == ElementIndex::after_program ? values.end() : values.begin(), element);
   }
+  for (llvm::Value*& value : values) value = b.CreateSExt(value, b.getInt64Ty());
+  values.insert(values.begin(), leading.begin(), leading.end());
   fill_fault_record(cg, format, values, stop);
 
   b.SetInsertPoint(stop);
@@ -371,6 +380,28 @@ void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op,
   // divisor has a layout of its own: is_uniform_tile), so the elements are
   // the result's.
   emit_fault_reports(cg, divisor.type.is_tile() ? *op.result() : divisor, fails, fault, ElementIndex::before_program);
+}
+
+void emit_loop_step_check(KernelCodegen& cg, const ir::Operation& op, llvm::Value* lower, llvm::Value* upper,
+                          llvm::Value* step) {
+  llvm::IRBuilder<>& b = cg.builder;
+  const ir::Value& bound = *op.operands[2];
+  const bool is_unsigned = ir::is_unsigned_int(bound.type.dtype);
+  llvm::Value* zero = llvm::ConstantInt::get(step->getType(), 0);
+  llvm::Value* runs = is_unsigned ? b.CreateICmpULT(lower, upper) : b.CreateICmpSLT(lower, upper);
+  llvm::Value* positive = is_unsigned ? b.CreateICmpNE(step, zero) : b.CreateICmpSGT(step, zero);
+  const std::string location = ir::to_string(op.loc);
+  const std::string bound_value = is_unsigned ? "%u" : "%d";
+  const std::string fault = "kernel " + escape_percent(cg.fn.name) + ": for loop" +
+                            (location.empty() ? std::string() : " at " + escape_percent(location)) + " has step " +
+                            bound_value + ", which never reaches " + bound_value + " from " + bound_value +
+                            " (program (%d, %d, %d))";
+  auto widened = [&](llvm::Value* value) {
+    return is_unsigned ? b.CreateZExt(value, b.getInt64Ty()) : b.CreateSExt(value, b.getInt64Ty());
+  };
+  // Every thread checks: a warp that went on would never leave the loop.
+  emit_fault_reports(cg, bound, {b.CreateAnd(runs, b.CreateNot(positive))}, fault, ElementIndex::after_program,
+                     {widened(step), widened(upper), widened(lower)}, Checkers::every_thread);
 }
 
 }  // namespace kiln::lowering

@@ -131,6 +131,12 @@ std::unique_ptr<llvm::Module> generate_llvm_module(const ir::Function& fn, const
       ->addOperand(
           llvm::MDNode::get(context, {llvm::ValueAsMetadata::get(cg.kernel), llvm::MDString::get(context, "maxntidx"),
                                       llvm::ValueAsMetadata::get(cg.builder.getInt32(threads))}));
+  // `.maxnreg` caps ptxas's register allocation (CompileOptions::max_registers).
+  if (target.max_registers > 0)
+    module->getOrInsertNamedMetadata("nvvm.annotations")
+        ->addOperand(
+            llvm::MDNode::get(context, {llvm::ValueAsMetadata::get(cg.kernel), llvm::MDString::get(context, "maxnreg"),
+                                        llvm::ValueAsMetadata::get(cg.builder.getInt32(target.max_registers))}));
 
   cg.builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", cg.kernel));
   llvm::Value* thread = cg.read_special_register(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);

@@ -92,6 +92,10 @@ GpuKernel compile_for_gpu(const ir::Function& optimized, const GpuTarget& target
   GpuKernel kernel;
   kernel.name = ptx_identifier(optimized.name);
   kernel.threads_per_block = target.num_warps * 32;
+  if (target.max_registers != 0 && (target.max_registers < kMinMaxRegisters || target.max_registers > kMaxRegisters))
+    throw LoweringError("kernel @" + optimized.name + ": max_registers is " + std::to_string(target.max_registers) +
+                        ", expected 0 (ptxas chooses) or " + std::to_string(kMinMaxRegisters) + " to " +
+                        std::to_string(kMaxRegisters));
   PassRunner passes(options, kernel);
   auto nothing = [] { return std::string(); };
 

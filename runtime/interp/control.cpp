@@ -31,7 +31,7 @@ KILN_ROUTINE void run_for(const Instr& ins, Exec& ex) {
   for (std::size_t j = 0; j < ins.out.size(); ++j) copy(ex, body.args[1 + j], ins.in[3 + j]);
   if (lo < hi && !(step > 0))
     fault(ex, "for loop" + at_line(ins) + " has step " + std::to_string(step) + ", which never reaches " +
-                  std::to_string(hi) + " from " + std::to_string(lo));
+                  std::to_string(hi) + " from " + std::to_string(lo) + " (" + program_string(ex) + ")");
   for (S iv = lo; iv < hi;) {
     *ex.at<S>(body.args[0]) = iv;
     run_code(body.code, ex);

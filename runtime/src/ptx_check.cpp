@@ -24,6 +24,7 @@ void check_ptx_for_gpu_targets(const Program& program) {
     lowering::GpuTarget target;
     target.arch = arch;
     target.num_warps = program.options().num_warps;
+    target.max_registers = program.options().max_registers;
     const lowering::GpuKernel compiled =
         lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
     try {

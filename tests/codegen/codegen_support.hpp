@@ -131,6 +131,12 @@ inline std::string register_usage(const std::string& ptxas_output) {
   return ptxas_output.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
+/// N of ptxas's "Used N registers", or -1 when it printed none.
+inline int registers_used(const std::string& ptxas_output) {
+  const std::string usage = register_usage(ptxas_output);
+  return usage.empty() ? -1 : std::stoi(usage.substr(std::string("Used ").size()));
+}
+
 /// Checks that ptxas accepts `kernel`'s PTX for `arch` without spills and
 /// prints its register usage with the kernel's dynamic shared memory (ptxas
 /// counts only static shared memory, which the code generator declares

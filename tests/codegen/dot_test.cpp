@@ -437,33 +437,50 @@ TEST(DotKernelsOnTensorCores, MatmulBf16BiasGeluTanhDropout) {
                 "mma_matmul_bf16_bias_gelu_tanh_dropout_specialized", Spills::none_allowed, true);
 }
 // The library's default epilogue (bias, erf GELU, dropout) at sm_80's
-// configuration, as a launch on contiguous buffers compiles it. For sm_80
-// ptxas trades one spilled register for a fifth program per SM: it squeezes
-// the kernel into 96 registers (104 hold it without a spill) and stores a
-// column offset before the K loop, reading it once in the epilogue
-// (matmul.hpp); for sm_90a it takes 91 without spills. The bound fails if
-// that grows.
+// configuration, as a launch on contiguous buffers compiles it, without
+// spills: ptxas fits it in 96 registers for sm_80, five programs per SM, and
+// 91 for sm_90a (matmul.hpp). CompileOptions::max_registers caps the count
+// (.maxnreg): 104 lets ptxas take more, 80 forces it to spill.
 template <class T>
-void expect_default_epilogue_spills_bounded(const std::string& stem) {
+void expect_default_epilogue_fits_registers(const std::string& stem) {
   if (!std::filesystem::exists(kPtxas))
     GTEST_SKIP() << kPtxas << " not found: install the CUDA toolkit to check the PTX";
   constexpr kernels::Epilogue epilogue{.bias = true, .gelu = kernels::Gelu::erf, .dropout = true};
-  auto compiled = compile_matmul<T, epilogue, kernels::kMatmulSm80>();
-  const ir::Function& fn = compiled.program().specialized(launch_facts(kMatmulLaunchFacts))->optimized();
-  for (const auto& [arch, most_spilled] : {std::pair{"sm_80", 8}, std::pair{"sm_90a", 0}}) {
-    const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = 4});
-    const PtxasResult ptxas = run_ptxas(kernel.ptx, arch, stem + "_" + arch);
-    ASSERT_EQ(ptxas.exit_code, 0) << stem << " " << arch << ": ptxas rejected the PTX:\n" << ptxas.output;
-    EXPECT_LE(spill_bytes(ptxas.output), most_spilled) << stem << " " << arch << ": " << ptxas.output;
-    std::printf("ptxas -arch=%s %s: %s, %d spill bytes (stores + loads)\n", arch, stem.c_str(),
+  constexpr kernels::MatmulConfig g = kernels::kMatmulSm80;
+  constexpr auto kernel = kernels::matmul<T, T, g.block_m, g.block_n, g.block_k, g.group_m, epilogue>;
+  // ptxas at `arch` on the kernel compiled with `options`, as a launch
+  // on contiguous buffers specialises it.
+  auto assemble = [&](const kl::CompileOptions& options, const char* arch, const std::string& name) {
+    auto compiled = kl::compile<kernel>(options);
+    const ir::Function& fn = compiled.program().specialized(launch_facts(kMatmulLaunchFacts))->optimized();
+    const lowering::GpuKernel gpu = lowering::compile_for_gpu(
+        fn, {.arch = arch, .num_warps = g.num_warps, .max_registers = compiled.program().options().max_registers});
+    const PtxasResult ptxas = run_ptxas(gpu.ptx, arch, name);
+    EXPECT_EQ(ptxas.exit_code, 0) << name << ": ptxas rejected the PTX:\n" << ptxas.output;
+    std::printf("ptxas -arch=%s %s: %s, %d spill bytes (stores + loads)\n", arch, name.c_str(),
                 register_usage(ptxas.output).c_str(), spill_bytes(ptxas.output));
+    return ptxas.output;
+  };
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const std::string output = assemble(g.compile_options(), arch, stem + "_" + arch);
+    EXPECT_EQ(spill_bytes(output), 0) << stem << " " << arch << ": " << output;
   }
+  kl::CompileOptions capped = g.compile_options();
+  capped.max_registers = 104;
+  const std::string roomier = assemble(capped, "sm_80", stem + "_maxnreg104");
+  EXPECT_EQ(spill_bytes(roomier), 0) << roomier;
+  EXPECT_GT(registers_used(roomier), 96) << "ptxas keeps 96 unless the cap lets it take more: " << roomier;
+  EXPECT_LE(registers_used(roomier), 104) << roomier;
+  capped.max_registers = 80;
+  const std::string tighter = assemble(capped, "sm_80", stem + "_maxnreg80");
+  EXPECT_LE(registers_used(tighter), 80) << tighter;
+  EXPECT_GT(spill_bytes(tighter), 0) << "80 registers cannot hold what 96 do: " << tighter;
 }
 TEST(DotKernelsOnTensorCores, MatmulF16BiasGeluErfDropout) {
-  expect_default_epilogue_spills_bounded<kl::f16>("mma_matmul_f16_bias_gelu_erf_dropout_specialized");
+  expect_default_epilogue_fits_registers<kl::f16>("mma_matmul_f16_bias_gelu_erf_dropout_specialized");
 }
 TEST(DotKernelsOnTensorCores, MatmulBf16BiasGeluErfDropout) {
-  expect_default_epilogue_spills_bounded<kl::bf16>("mma_matmul_bf16_bias_gelu_erf_dropout_specialized");
+  expect_default_epilogue_fits_registers<kl::bf16>("mma_matmul_bf16_bias_gelu_erf_dropout_specialized");
 }
 TEST(DotKernelsOnTensorCores, AttentionF16Head64) {
   expect_attention_variants_lower<kl::f16, 64, kernels::kAttentionSm80<64>>("attention_f16_d64", true);

@@ -1,6 +1,7 @@
 // `for`, `while` and `if` through the GPU code generator: loop-carried tiles and
 // scalars become phi nodes per register, the loop body keeps its classes'
-// layouts, and ptxas accepts the result without spills.
+// layouts, a `for` never wraps its induction variable and checks a runtime
+// step as the interpreter does, and ptxas accepts the result without spills.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -88,10 +89,16 @@ class LoopsForArch : public ::testing::TestWithParam<const char*> {};
 TEST_P(LoopsForArch, SumOfBlocksCarriesATileAndAScalar) {
   const lowering::GpuKernel kernel = compile_text(kSumBlocks, GetParam());
   // 256 elements over 128 threads: two registers of the tile, one of the
-  // counter, one of the induction variable.
-  EXPECT_EQ(count(kernel.llvm_ir, "phi float"), 2) << kernel.llvm_ir;
-  EXPECT_EQ(count(kernel.llvm_ir, "phi i32"), 2) << kernel.llvm_ir;
-  EXPECT_TRUE(contains(kernel.llvm_ir, "icmp slt i32 %iv, %"));
+  // counter, one of the induction variable in the body; the tile's and the
+  // counter's again after the loop, from the guard or the last iteration.
+  EXPECT_EQ(count(kernel.llvm_ir, "phi float"), 2 + 2) << kernel.llvm_ir;
+  EXPECT_EQ(count(kernel.llvm_ir, "phi i32"), 2 + 1) << kernel.llvm_ir;
+  // The body goes on while iv < hi - step, saturated: iv + step never wraps.
+  EXPECT_TRUE(contains(kernel.llvm_ir, "%for.limit = call i32 @llvm.ssub.sat.i32(i32 %"));
+  EXPECT_TRUE(contains(kernel.llvm_ir, "icmp slt i32 %iv, %for.limit"));
+  EXPECT_TRUE(contains(kernel.llvm_ir, "%iv.next = add nsw i32 %iv, 256"));
+  // A constant positive step needs no check: O3 removes it.
+  EXPECT_FALSE(contains(kernel.ptx, "trap;")) << kernel.ptx;
   EXPECT_TRUE(contains(kernel.ptx, "ld.global.v2.f32"));
   EXPECT_TRUE(contains(kernel.ptx, "st.global.v2.f32"));
   // The guard around the loop and the loop's back edge.
@@ -101,8 +108,9 @@ TEST_P(LoopsForArch, SumOfBlocksCarriesATileAndAScalar) {
 
 TEST_P(LoopsForArch, TwoDimensionalAccumulatorAndIf) {
   const lowering::GpuKernel kernel = compile_text(kAccumulateRows, GetParam());
-  // 16x64 over 128 threads: eight registers per thread, carried and merged.
-  EXPECT_EQ(count(kernel.llvm_ir, "phi float"), 8 + 8) << kernel.llvm_ir;
+  // 16x64 over 128 threads: eight registers per thread, carried, after the
+  // loop and merged.
+  EXPECT_EQ(count(kernel.llvm_ir, "phi float"), 8 + 8 + 8) << kernel.llvm_ir;
   EXPECT_TRUE(contains(kernel.llvm_ir, "if.then"));
   EXPECT_TRUE(contains(kernel.ptx, "ld.global.v4.f32"));
   EXPECT_TRUE(contains(kernel.ptx, "neg.f32"));
@@ -122,7 +130,29 @@ TEST(Loops, UnsignedBoundsCompareUnsigned) {
 }
 )";
   const lowering::GpuKernel kernel = compile_text(text);
-  EXPECT_TRUE(contains(kernel.llvm_ir, "icmp ult i32 %iv, %"));
+  EXPECT_TRUE(contains(kernel.llvm_ir, "icmp ult i32 %iv, %for.limit"));
+  EXPECT_TRUE(contains(kernel.llvm_ir, "%for.limit = call i32 @llvm.usub.sat.i32(i32 %"));
+  EXPECT_TRUE(contains(kernel.llvm_ir, "%iv.next = add nuw i32 %iv, 1"));
+}
+
+/// Sums k over range(0, n, step), a runtime step, with bounds of `type`.
+std::string runtime_step_loop(const std::string& type) {
+  return "kernel @stepped(%0: ptr<" + type + ">, %1: " + type + ", %2: " + type +
+         ") {\n  %3 = constant {value = 0} : " + type + "\n  %4 = for %3, %1, %2, %3 : " + type +
+         " loc(\"stepped.hpp\":9) {\n  ^(%5: " + type + ", %6: " + type + "):\n    %7 = add %6, %5 : " + type +
+         "\n    yield %7\n  }\n  store %0, %4 {cache = none, evict = none}\n}\n";
+}
+
+TEST(Loops, ARuntimeStepIsCheckedBeforeTheLoopAsTheInterpreterDoes) {
+  for (const auto& [type, conversion] : {std::pair{"i32", "%d"}, std::pair{"u64", "%u"}}) {
+    const lowering::GpuKernel kernel = compile_text(runtime_step_loop(type));
+    const std::string v = conversion;
+    EXPECT_TRUE(contains(kernel.llvm_ir, "kernel stepped: for loop at stepped.hpp:9 has step " + v +
+                                             ", which never reaches " + v + " from " + v + " (program (%d, %d, %d))"))
+        << kernel.llvm_ir;
+    EXPECT_TRUE(contains(kernel.ptx, "trap;")) << type;
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", std::string("stepped_") + type);
+  }
 }
 
 /// Halves a tile of 512 values until its first element is at most 1: a

@@ -2,6 +2,7 @@
 // op and its source line.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "codegen/codegen_support.hpp"
@@ -28,6 +29,19 @@ TEST(Unsupported, UnknownArchitecture) {
 TEST(Unsupported, WarpCount) {
   EXPECT_EQ(lowering_error(specialized_vector_add(), "sm_90a", 3),
             "num_warps is 3, expected a power of two from 1 to 32");
+}
+
+TEST(Unsupported, RegisterCap) {
+  const std::unique_ptr<ir::Function> fn = ir::parse_function(specialized_vector_add());
+  for (const int registers : {-1, 23, 256}) {
+    try {
+      lowering::compile_for_gpu(*fn, {.max_registers = registers});
+      ADD_FAILURE() << "max_registers " << registers << " compiled";
+    } catch (const lowering::LoweringError& e) {
+      EXPECT_EQ(std::string(e.what()), "kernel @vector_add: max_registers is " + std::to_string(registers) +
+                                           ", expected 0 (ptxas chooses) or 24 to 255");
+    }
+  }
 }
 
 }  // namespace

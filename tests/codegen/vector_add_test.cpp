@@ -61,6 +61,15 @@ TEST(VectorAdd, EightWarpsGiveTwoHundredFiftySixThreads) {
   EXPECT_EQ(count(kernel.ptx, "ld.global.v4.f32"), 2) << kernel.ptx;
 }
 
+TEST(VectorAdd, RegisterCapIsMaxnreg) {
+  const std::unique_ptr<ir::Function> fn = ir::parse_function(specialized_vector_add());
+  EXPECT_EQ(count(lowering::compile_for_gpu(*fn, {}).ptx, ".maxnreg"), 0);
+  for (const int registers : {24, 104, 255}) {
+    const lowering::GpuKernel capped = lowering::compile_for_gpu(*fn, {.max_registers = registers});
+    EXPECT_TRUE(contains(capped.ptx, ".maxnreg " + std::to_string(registers) + "\n")) << capped.ptx;
+  }
+}
+
 TEST(VectorAdd, DisjointArgumentsAreNoalias) {
   std::unique_ptr<ir::Function> fn = ir::parse_function(specialized_vector_add());
   const lowering::GpuKernel shared = lowering::compile_for_gpu(*fn, {});

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "error/kernel_error.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -89,28 +90,17 @@ TYPED_TEST(IntegerDivision, MinByMinusOneWrapsWithRemainderZero) {
   kiln::test::expect_equal(remainder.to_host(), want_remainder, "a % b");
 }
 
-/// The message of the KernelError `launch` throws.
-template <class Launch>
-std::string fault_of(Launch launch) {
-  try {
-    launch();
-  } catch (const kiln::runtime::KernelError& e) {
-    return e.what();
-  }
-  return "no fault";
-}
-
 TYPED_TEST(IntegerDivision, ZeroDivisorIsAFaultNamingTheOpLineAndElement) {
   using T = TypeParam;
   std::vector<T> a = kiln::test::random_values<T>(kBlock, 11), b = kiln::test::random_values<T>(kBlock, 12, 1, 100);
   b[13] = 0;
   kl::Buffer<T> quotient(kBlock), remainder(kBlock);
   const auto kernel = kl::compile<divide_kernel<T>>();
-  const auto fault = fault_of([&] {
+  const auto fault = kiln::test::kernel_error([&] {
     kernel.launch(kl::Grid(1), kiln::test::to_buffer(a), kiln::test::to_buffer(b), quotient, remainder, kBlock);
   });
   EXPECT_EQ(fault, "kernel " + kernel.ir().name +
-                       ": integer division by zero in div at integer_division_test.cpp:30: element 13 of the divisor "
+                       ": integer division by zero in div at integer_division_test.cpp:31: element 13 of the divisor "
                        "is 0 (program (0, 0, 0))");
 }
 
@@ -121,13 +111,13 @@ TYPED_TEST(IntegerDivision, ZeroDivisorOfRemainderIsAFaultToo) {
   b[31] = 0;
   kl::Buffer<T> out(kBlock);
   const auto kernel = kl::compile<remainder_kernel<T>>();
-  const auto fault =
-      fault_of([&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(a), kiln::test::to_buffer(b), out); });
+  const auto fault = kiln::test::kernel_error(
+      [&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(a), kiln::test::to_buffer(b), out); });
   // The interpreter names the first element; on a GPU the first thread to
   // claim the fault record names its own (the emu runs thread 0 first).
   const auto want = [&](int element) {
     return "kernel " + kernel.ir().name +
-           ": integer division by zero in rem at integer_division_test.cpp:37: element " + std::to_string(element) +
+           ": integer division by zero in rem at integer_division_test.cpp:38: element " + std::to_string(element) +
            " of the divisor is 0 (program (0, 0, 0))";
   };
   if (kiln::Device::default_device().kind() == kiln::Device::Kind::cuda)
@@ -140,9 +130,9 @@ TYPED_TEST(IntegerDivision, ZeroScalarDivisorIsAFault) {
   const std::vector<T> a = kiln::test::random_values<T>(kBlock, 14);
   kl::Buffer<T> out(kBlock);
   const auto kernel = kl::compile<divide_by_scalar_kernel<T>>();
-  const auto fault = fault_of([&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(a), T{0}, out); });
+  const auto fault = kiln::test::kernel_error([&] { kernel.launch(kl::Grid(1), kiln::test::to_buffer(a), T{0}, out); });
   EXPECT_EQ(fault, "kernel " + kernel.ir().name +
-                       ": integer division by zero in div at integer_division_test.cpp:43: element 0 of the divisor "
+                       ": integer division by zero in div at integer_division_test.cpp:44: element 0 of the divisor "
                        "is 0 (program (0, 0, 0))");
 }
 

@@ -321,15 +321,16 @@ fail:
   %won = extractvalue { i32, i1 } %claim, 1
   br i1 %won, label %fill, label %stop
 fill:
-  %value = getelementptr i8, ptr addrspace(1) %record, i64 4
-  store i32 %tid, ptr addrspace(1) %value
-  %w0 = getelementptr i8, ptr addrspace(1) %record, i64 20
+  %value = getelementptr i8, ptr addrspace(1) %record, i64 8
+  %wide = zext i32 %tid to i64
+  store i64 %wide, ptr addrspace(1) %value
+  %w0 = getelementptr i8, ptr addrspace(1) %record, i64 56
   store i32 1680162164, ptr addrspace(1) %w0
-  %w1 = getelementptr i8, ptr addrspace(1) %record, i64 24
+  %w1 = getelementptr i8, ptr addrspace(1) %record, i64 60
   store i32 808464672, ptr addrspace(1) %w1
-  %w2 = getelementptr i8, ptr addrspace(1) %record, i64 28
+  %w2 = getelementptr i8, ptr addrspace(1) %record, i64 64
   store i32 2015372581, ptr addrspace(1) %w2
-  %w3 = getelementptr i8, ptr addrspace(1) %record, i64 32
+  %w3 = getelementptr i8, ptr addrspace(1) %record, i64 68
   store i32 0, ptr addrspace(1) %w3
   call void @llvm.nvvm.membar.sys()
   store volatile i32 2, ptr addrspace(1) %record

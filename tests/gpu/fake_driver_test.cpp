@@ -49,9 +49,9 @@ void set_shared_memory_optin(int bytes) {
 }
 
 /// Makes the fake GPU's next launch stop at a fault with `format` and `values`.
-void fault_next_launch(const char* format, const std::int32_t (&values)[4]) {
+void fault_next_launch(const char* format, const std::int64_t (&values)[6]) {
   void* handle = dlopen(std::getenv("KILN_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
-  using FaultFunction = void (*)(const char*, const std::int32_t*);
+  using FaultFunction = void (*)(const char*, const std::int64_t*);
   reinterpret_cast<FaultFunction>(dlsym(handle, "kiln_fake_cuda_fault_next_launch"))(format, values);
 }
 
@@ -249,7 +249,7 @@ TEST_F(FakeGpu, TheCachedKernelKeepsItsSharedMemorySize) {
   // dynamic shared memory, then the PTX.
   kl::runtime::CacheKey key;
   key.ir = kl::ir::print(kernel.program().optimized(), {.locations = true});
-  key.options = "num_warps=8 arguments_do_not_overlap=0";
+  key.options = "num_warps=8 max_registers=0 arguments_do_not_overlap=0";
   key.target = "ptx sm_90a";
   kl::runtime::CompileCache cache(cache_directory());
   const std::string payload = cache.get_or_compile(key, [] {
@@ -347,19 +347,22 @@ TEST_F(FakeGpu, AKernelStoppedAtAFaultIsReportedFromTheFaultRecord) {
   kl::Buffer<std::int32_t> out(128, kl::Device::cuda());
   // The fake fills the record as the kernel's fault code would: the record's
   // address reached the module's kiln_fault_record global when it loaded.
-  fault_next_launch("kernel divide: integer division by zero in div at f.hpp:%d: 100%% of %d (program (%d, %d))",
-                    {3, 128, 5, 0});
+  fault_next_launch(
+      "kernel divide: integer division by zero in div at f.hpp:%d: 100%% of %d (program (%d, %d)) "
+      "%d %u",
+      {3, 128, 5, 0, -5000000000, -1});
   try {
     kernel.launch(kl::Grid(1), x, out, 0);
     FAIL() << "no fault";
   } catch (const kl::runtime::KernelError& error) {
     EXPECT_STREQ(error.what(),
-                 "kernel divide: integer division by zero in div at f.hpp:3: 100% of 128 (program (5, 0))");
+                 "kernel divide: integer division by zero in div at f.hpp:3: 100% of 128 (program (5, 0)) "
+                 "-5000000000 18446744073709551615");
   }
   // A kernel that cannot fault has no record; a failure is the driver's.
   const auto adding = kl::compile<add_one<64>>();
   kl::Buffer<float> y(100, kl::Device::cuda()), sum(100, kl::Device::cuda());
-  fault_next_launch("unused", {0, 0, 0, 0});
+  fault_next_launch("unused", {});
   try {
     adding.launch(kl::Grid(2), y, sum, 100);
     FAIL() << "no error";

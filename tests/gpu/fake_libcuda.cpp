@@ -60,7 +60,7 @@ struct PendingFault {
   bool next_launch = false;
   bool at_synchronize = false;
   std::string format;
-  std::int32_t values[4] = {};
+  std::int64_t values[6] = {};
 };
 PendingFault pending_fault;
 
@@ -78,7 +78,7 @@ extern "C" {
 
 const std::vector<std::string>* kiln_fake_cuda_record() { return &record.events; }
 void kiln_fake_cuda_set_shared_memory_optin(int bytes) { shared_memory_optin_bytes = bytes; }
-void kiln_fake_cuda_fault_next_launch(const char* format, const std::int32_t* values) {
+void kiln_fake_cuda_fault_next_launch(const char* format, const std::int64_t* values) {
   pending_fault.next_launch = true;
   pending_fault.format = format;
   std::memcpy(pending_fault.values, values, sizeof pending_fault.values);
@@ -175,8 +175,8 @@ CUresult cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, u
     if (global != f->module->u64_globals.end() && global->second != 0) {
       auto* fault_record = reinterpret_cast<char*>(global->second);
       const std::uint32_t written = 2;
-      std::memcpy(fault_record + 4, pending_fault.values, sizeof pending_fault.values);
-      std::memcpy(fault_record + 20, pending_fault.format.c_str(), pending_fault.format.size() + 1);
+      std::memcpy(fault_record + 8, pending_fault.values, sizeof pending_fault.values);
+      std::memcpy(fault_record + 56, pending_fault.format.c_str(), pending_fault.format.size() + 1);
       std::memcpy(fault_record, &written, sizeof written);
     }
   }

@@ -228,6 +228,20 @@ TEST(Autotune, ConfigurationsCompileInParallel) {
   launch_twice_and_check(tuned, kl::Device::cpu(2), 200);
 }
 
+TEST(Autotune, RegisterCapIsPartOfTheConfiguration) {
+  const auto tuned =
+      kl::autotune(kl::config<twice<64>>({}, Block{64}), kl::config<twice<64>>({.max_registers = 128}, Block{64}));
+  const auto& compiled = tuned.compiled();
+  ASSERT_EQ(compiled.size(), 2u);
+  EXPECT_EQ(compiled[0].description, "twice<64> num_warps=4 num_stages=3");
+  EXPECT_EQ(compiled[1].description, "twice<64> num_warps=4 num_stages=3 max_registers=128");
+  ASSERT_TRUE(compiled[0].kernel && compiled[1].kernel);
+  EXPECT_EQ(compiled[0].kernel->program().options().max_registers, 0);
+  EXPECT_EQ(compiled[1].kernel->program().options().max_registers, 128);
+  EXPECT_NE(compiled[0].kernel->program_ptr(), compiled[1].kernel->program_ptr());
+  launch_twice_and_check(tuned, kl::Device::cpu(2), 200);
+}
+
 TEST(Autotune, WhenNoConfigurationCanRunOneLineNamesEachReason) {
   const auto tuned =
       kl::autotune(kl::config<twice_rejected<64>>({}, Block{64}), kl::config<twice<128>>({}, Block{128}))

@@ -62,13 +62,16 @@ struct CachedKernel {
 /// and what launching it needs.
 KernelImage compile_image(const runtime::Program& program, const Device& device) {
   const GpuContext& gpu = current_context(device.ordinal());
-  const lowering::GpuTarget target{
-      .arch = ptx_arch(gpu.info), .num_warps = program.options().num_warps, .arguments_do_not_overlap = false};
+  const lowering::GpuTarget target{.arch = ptx_arch(gpu.info),
+                                   .num_warps = program.options().num_warps,
+                                   .max_registers = program.options().max_registers,
+                                   .arguments_do_not_overlap = false};
   const std::optional<std::filesystem::path> ptxas = find_ptxas();
   const std::string image_arch = ptxas ? cubin_arch(gpu.info) : target.arch;
   runtime::CacheKey key;
   key.ir = ir::print(program.optimized(), {.locations = true});
   key.options = "num_warps=" + std::to_string(target.num_warps) +
+                " max_registers=" + std::to_string(target.max_registers) +
                 " arguments_do_not_overlap=" + std::to_string(target.arguments_do_not_overlap);
   key.target =
       ptxas ? "cubin " + image_arch + " ptx " + target.arch + " ptxas " + ptxas->string() : "ptx " + target.arch;

@@ -30,6 +30,8 @@ struct KernelOptions {
   int num_warps = 4;
   /// Software-pipelining depth of loops feeding `dot`, as CompileOptions::num_stages.
   int num_stages = 3;
+  /// Registers per thread the GPU code may use, as CompileOptions::max_registers.
+  int max_registers = 0;
   /// One per kernel parameter, or empty: nothing assumed.
   std::vector<ir::ArgumentFacts> facts = {};
 };
@@ -48,6 +50,7 @@ class KernelList {
     CompileOptions compile_options;
     compile_options.num_warps = options.num_warps;
     compile_options.num_stages = options.num_stages;
+    compile_options.max_registers = options.max_registers;
     add_program(name, compile<Fn>(compile_options).program_ptr(), options);
   }
 

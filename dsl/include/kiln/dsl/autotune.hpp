@@ -587,7 +587,8 @@ template <auto Fn, class Meta, class... P>
 typename Autotuned<Meta, P...>::Entry autotune_entry(const Config<Fn, Meta>& c, std::tuple<P...>*) {
   using Call = typename kernel_call_of<Fn>::template call<P...>;
   return {without_namespace(kernel_display_name<Fn>()) + " num_warps=" + std::to_string(c.options.num_warps) +
-              " num_stages=" + std::to_string(c.options.num_stages),
+              " num_stages=" + std::to_string(c.options.num_stages) +
+              (c.options.max_registers > 0 ? " max_registers=" + std::to_string(c.options.max_registers) : ""),
           c.options, c.meta, [options = c.options] {
             return build_program(Call::display_name(), {ir_type<P>()...}, Call::names(), Call::trace, options);
           }};

@@ -46,6 +46,11 @@ struct CompileOptions {
   /// A loop's own kl::range(..., {.num_stages = N}) overrides it for that
   /// loop. Every device runs the pipelined program.
   int num_stages = 3;
+  /// Registers per thread the GPU code may use (`.maxnreg` in the PTX, as
+  /// Triton's `maxnreg`), 24 to 255; 0 leaves the count to ptxas, which may
+  /// squeeze a kernel below what it needs (spilling) to fit more programs
+  /// on an SM. No effect on the cpu and emu devices.
+  int max_registers = 0;
   /// Run the IR passes (canonicalize, CSE, LICM, DCE, unroll and pipeline).
   bool optimize = true;
   /// Compile a variant per launch-argument facts, as Triton does: integers

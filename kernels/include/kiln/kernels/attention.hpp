@@ -105,9 +105,10 @@ struct AttentionConfig {
 /// rings and one barrier, where 32 rows (warps split along the keys) staged
 /// Q and P through shared memory in every iteration (61 shared accesses and
 /// 9 barriers per 16 mma.sync). ptxas -v (sm_80, CUDA 13), on the facts of
-/// a launch on contiguous buffers, without spills: head_dim 128 246-248
-/// registers (key lengths too), head_dim 64 161-162; for sm_90a, where
-/// f32 and tests take it, 200-203 and 124-125.
+/// a launch on contiguous buffers, without spills: head_dim 128 248-250
+/// registers (key lengths too), head_dim 64 135 (causal 164; with key
+/// lengths 135 and 140); for sm_90a, where f32 and tests take it, 211-215
+/// and 126-127.
 /// Stages: 3 at head_dim 128; 1 (none) at head_dim 64, whose pipelined
 /// kernel ptxas squeezes into 128 registers with 8 bytes of spills.
 template <int HEAD_DIM>
@@ -138,8 +139,11 @@ inline constexpr AttentionConfig kAttentionFmaUnits{
 ///   converting it through shared memory every iteration.)
 /// - 3 stages: K and V rings of 96 KiB at head_dim 128 (the pipeliner's
 ///   budget), 48 KiB at 64.
-/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 231-245
-///   registers (229-237 with key lengths), head_dim 64 128 (159-161).
+/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 235 registers
+///   (causal 255; 238-239 with key lengths), head_dim 64 128 (causal 159;
+///   128 with key lengths). Above 128 a program of 8 warps has an SM's
+///   registers to itself: the causal head_dim 64 kernel fits one program
+///   per SM where the others fit two.
 template <int HEAD_DIM>
 inline constexpr AttentionConfig kAttentionSm90a{.block_m = 128, .block_n = 64, .num_warps = 8, .num_stages = 3};
 

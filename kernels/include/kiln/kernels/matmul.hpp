@@ -144,14 +144,10 @@ inline constexpr MatmulConfig kMatmulSm90a{
 /// mma.sync m16n8k16 tiles, its operands read by ldmatrix from 3 stages of
 /// 8 KiB rings (24.5 KiB of shared memory with the epilogue's scratch, so
 /// several programs share an SM). ptxas (sm_80, CUDA 13, at a launch's
-/// facts) picks 72 to 96 registers by epilogue, squeezing for occupancy:
-/// 72 plain, and for the default bias, erf GELU and dropout 96 with one
-/// spilled register (8 bytes of spill stores and loads: a column offset
-/// stored before the K loop and read once in the epilogue, none in the
-/// loop), where 104 would hold everything but fit one program fewer per SM;
-/// compiled for sm_90a it takes 91 without spills (dot_test.cpp bounds
-/// both). Not yet timed on a GPU either; the first run on an A100 should
-/// time the squeeze against `.maxnreg 104`.
+/// facts) picks 72 to 96 registers by epilogue, without spills: 72 plain,
+/// 96 for the default bias, erf GELU and dropout, five programs per SM
+/// (CompileOptions::max_registers = 104 gives it 104, four); compiled for
+/// sm_90a, 91 (dot_test.cpp checks both). Not yet timed on a GPU either.
 inline constexpr MatmulConfig kMatmulSm80{
     .block_m = 64, .block_n = 64, .block_k = 32, .group_m = 8, .num_warps = 4, .num_stages = 3};
 

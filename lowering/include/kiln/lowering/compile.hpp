@@ -30,12 +30,21 @@ struct InternalError : std::logic_error {
 /// Threads per warp on every NVIDIA GPU (PTX's WARP_SZ).
 inline constexpr int kLanesPerWarp = 32;
 
+/// The range of GpuTarget::max_registers: what a thread can address on
+/// sm_80 and newer, from the fewest ptxas allocates (it raises a lower
+/// `.maxnreg` to 24 with a warning).
+inline constexpr int kMinMaxRegisters = 24;
+inline constexpr int kMaxRegisters = 255;
+
 /// What to generate code for.
 struct GpuTarget {
   /// `sm_80` … `sm_90a` (LLVM 19's NVPTX backend, PTX ISA 8.5).
   std::string arch = "sm_90a";
   /// Warps per program (CTA); a power of two from 1 to 32.
   int num_warps = 4;
+  /// Registers per thread ptxas may allocate (`.maxnreg`), kMinMaxRegisters
+  /// to kMaxRegisters; 0 leaves the count to ptxas.
+  int max_registers = 0;
   /// The launcher guarantees that no two pointer arguments address
   /// overlapping memory, so they may be marked `noalias` (and read through
   /// the non-coherent cache). Without it only a kernel that writes no memory

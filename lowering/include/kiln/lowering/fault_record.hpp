@@ -1,5 +1,6 @@
 // The record a GPU kernel fills before it stops at a fault (an assert that
-// fails, an integer division by zero), from which the host reports it. It
+// fails, an integer division by zero, a for loop whose step is not
+// positive), from which the host reports it. It
 // lies in memory both reach: pinned host memory mapped into the GPU on the
 // `cuda` device, the running program's own on `emu`. The module's global
 // kFaultRecordGlobal holds its address (null: no record, the kernel only
@@ -26,23 +27,25 @@ inline constexpr const char* kTrapAssembly = "trap;";
 
 enum class FaultRecordState : std::uint32_t { empty = 0, writing = 1, written = 2 };
 
-/// The most integers a fault message takes: three program ids and an element.
-inline constexpr int kFaultValues = 4;
+/// The most integers a fault message takes: a for loop's three bounds and
+/// the three program ids.
+inline constexpr int kFaultValues = 6;
 
 struct FaultRecord {
   /// A FaultRecordState.
   std::uint32_t state = 0;
-  /// The integers `format`'s %d conversions print, in order.
-  std::int32_t values[kFaultValues] = {};
-  /// The message with %d for each value and %% for a percent sign;
-  /// NUL-terminated, cut to fit.
-  char format[1024 - 4 - 4 * kFaultValues] = {};
+  /// The integers `format`'s conversions print, in order, each widened to
+  /// 64 bits as its type says (signed: sign-extended).
+  std::int64_t values[kFaultValues] = {};
+  /// The message with %d for each signed value, %u for each unsigned one and
+  /// %% for a percent sign; NUL-terminated, cut to fit.
+  char format[1024 - 8 - 8 * kFaultValues] = {};
 };
-static_assert(sizeof(FaultRecord) == 1024 && offsetof(FaultRecord, values) == 4 &&
-              offsetof(FaultRecord, format) == 4 + 4 * kFaultValues);
+static_assert(sizeof(FaultRecord) == 1024 && offsetof(FaultRecord, values) == 8 &&
+              offsetof(FaultRecord, format) == 8 + 8 * kFaultValues);
 
-/// The record's message: its format with each %d replaced by the next value
-/// and each %% by %.
+/// The record's message: its format with each %d or %u replaced by the next
+/// value, read as signed or unsigned, and each %% by %.
 inline std::string fault_message(const FaultRecord& record) {
   std::string message;
   int next = 0;
@@ -54,6 +57,9 @@ inline std::string fault_message(const FaultRecord& record) {
       ++i;
     } else if (c == '%' && after == 'd' && next < kFaultValues) {
       message += std::to_string(record.values[next++]);
+      ++i;
+    } else if (c == '%' && after == 'u' && next < kFaultValues) {
+      message += std::to_string(static_cast<std::uint64_t>(record.values[next++]));
       ++i;
     } else {
       message += c;

@@ -28,6 +28,8 @@ struct ProgramOptions {
   /// Software-pipelining depth of loops feeding `dot` (ir::pipeline_dot_loads,
   /// run with the passes): the program every device runs is the pipelined one.
   int num_stages = 3;
+  /// Registers per thread the GPU code may use (`.maxnreg`); 0: ptxas picks.
+  int max_registers = 0;
 };
 
 class Program;
