@@ -113,7 +113,8 @@ RunReport run(const RunOptions& options) {
   with_kernel<C>(options, [&](auto kernel, auto takes_key_lengths, const AttentionConfig& config) {
     report.plan = std::to_string(config.block_m) + " query rows x " + std::to_string(config.block_n) +
                   " keys per block, " + std::to_string(config.num_warps) + " warps, " +
-                  std::to_string(config.num_stages) + (config.num_stages == 1 ? " stage" : " stages");
+                  std::to_string(config.num_stages) + (config.num_stages == 1 ? " stage" : " stages") +
+                  (config.max_registers > 0 ? ", at most " + std::to_string(config.max_registers) + " registers" : "");
     const kl::Grid grid(static_cast<int>(kl::cdiv(seq, config.block_m)), shape.batch * shape.heads);
     auto launch = [&] {
       const auto sm_scale = static_cast<float>(shape.sm_scale);

@@ -241,17 +241,19 @@ TEST(MmaFallback, OtherDotsStayOnTheFmaUnits) {
 /// Whether a kernel must be free of spills or only has its spills reported.
 enum class Spills { none_allowed, reported };
 
-/// Lowers `fn` for `archs` (sm_80 and sm_90a) with `num_warps` warps, on
-/// tensor cores or the FMA units; ptxas must accept each, without spills
-/// unless `spills` says they are only reported. The registers and spills
-/// ptxas reports are printed.
+/// Lowers `fn` for `archs` (sm_80 and sm_90a) with `num_warps` warps and
+/// `max_registers` (0: ptxas chooses), on tensor cores or the FMA units;
+/// ptxas must accept each, within the cap and without spills unless
+/// `spills` says they are only reported. The registers and spills ptxas
+/// reports are printed.
 void expect_lowers(const ir::Function& fn, const std::string& stem, Spills spills, bool tensor_cores = false,
-                   int num_warps = 4, const std::vector<const char*>& archs = {"sm_80", "sm_90a"}) {
+                   int num_warps = 4, const std::vector<const char*>& archs = {"sm_80", "sm_90a"},
+                   int max_registers = 0) {
   if (!std::filesystem::exists(kPtxas))
     GTEST_SKIP() << kPtxas << " not found: install the CUDA toolkit to check the PTX";
   for (const char* arch : archs) {
-    const lowering::GpuKernel kernel =
-        lowering::compile_for_gpu(fn, {.arch = arch, .num_warps = num_warps, .tensor_cores = tensor_cores});
+    const lowering::GpuKernel kernel = lowering::compile_for_gpu(
+        fn, {.arch = arch, .num_warps = num_warps, .max_registers = max_registers, .tensor_cores = tensor_cores});
     if (tensor_cores) {
       // sm_90a puts the dots wgmma takes on it (dot_uses_wgmma).
       EXPECT_TRUE(contains(kernel.ptx, "mma.sync.aligned.m16n8k16") ||
@@ -266,6 +268,7 @@ void expect_lowers(const ir::Function& fn, const std::string& stem, Spills spill
     if (spills == Spills::none_allowed) {
       EXPECT_EQ(spilled, 0) << stem << ": " << ptxas.output;
     }
+    if (max_registers > 0) EXPECT_LE(registers_used(ptxas.output), max_registers) << stem << ": " << ptxas.output;
     std::printf("ptxas -arch=%s %s: %s, %d spill bytes (stores + loads)\n", arch, stem.c_str(),
                 register_usage(ptxas.output).c_str(), spilled);
   }
@@ -324,7 +327,7 @@ void expect_attention_lowers(const std::string& stem, bool tensor_cores, Spills 
   expect_lowers(compiled.program().specialized(launch_facts(facts))->optimized(),
                 (tensor_cores ? "mma_" : "") + stem + (CAUSAL ? "_causal" : "") + "_m" + std::to_string(G.block_m) +
                     "_n" + std::to_string(G.block_n) + "_s" + std::to_string(G.num_stages) + "_specialized",
-                spills, tensor_cores, G.num_warps, archs);
+                spills, tensor_cores, G.num_warps, archs, G.max_registers);
 }
 
 /// Both variants, causal and not, of attention at T and HEAD_DIM in G.
@@ -362,7 +365,7 @@ void expect_attention_with_key_lengths_lowers(Spills spills,
                 "mma_attention_key_lengths_f16_d" + std::to_string(HEAD_DIM) + (CAUSAL ? "_causal" : "") + "_m" +
                     std::to_string(G.block_m) + "_n" + std::to_string(G.block_n) + "_s" + std::to_string(G.num_stages) +
                     "_specialized",
-                spills, true, G.num_warps, archs);
+                spills, true, G.num_warps, archs, G.max_registers);
 }
 TEST(DotKernelsOnTensorCores, AttentionWithKeyLengthsF16) {
   expect_attention_with_key_lengths_lowers<64, false>(Spills::none_allowed);

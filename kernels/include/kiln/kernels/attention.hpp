@@ -83,15 +83,18 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
 }  // namespace attention_detail
 
 /// One configuration of attention: query rows per program (BLOCK_M), keys
-/// per block (BLOCK_N), and the warps and software-pipelining stages it is
+/// per block (BLOCK_N), and the warps, software-pipelining stages and
+/// register cap (CompileOptions::max_registers; 0: ptxas chooses) it is
 /// compiled with.
 struct AttentionConfig {
   int block_m, block_n, num_warps, num_stages;
+  int max_registers = 0;
 
   CompileOptions compile_options() const {
     CompileOptions options;
     options.num_warps = num_warps;
     options.num_stages = num_stages;
+    options.max_registers = max_registers;
     return options;
   }
 };
@@ -140,12 +143,14 @@ inline constexpr AttentionConfig kAttentionFmaUnits{
 /// - 3 stages: K and V rings of 96 KiB at head_dim 128 (the pipeliner's
 ///   budget), 48 KiB at 64.
 /// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 235 registers
-///   (causal 255; 238-239 with key lengths), head_dim 64 128 (causal 159;
-///   128 with key lengths). Above 128 a program of 8 warps has an SM's
-///   registers to itself: the causal head_dim 64 kernel fits one program
-///   per SM where the others fit two.
+///   (causal 255; 238-239 with key lengths), head_dim 64 128. Above 128 a
+///   program of 8 warps has an SM's registers to itself, and uncapped ptxas
+///   gives the causal head_dim 64 kernel 159: capped at 128 it fits them
+///   without spills, two programs per SM as every other head_dim 64 variant
+///   (dot_test.cpp checks it).
 template <int HEAD_DIM>
-inline constexpr AttentionConfig kAttentionSm90a{.block_m = 128, .block_n = 64, .num_warps = 8, .num_stages = 3};
+inline constexpr AttentionConfig kAttentionSm90a{
+    .block_m = 128, .block_n = 64, .num_warps = 8, .num_stages = 3, .max_registers = HEAD_DIM <= 64 ? 128 : 0};
 
 namespace attention_detail {
 
