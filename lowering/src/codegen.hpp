@@ -374,11 +374,11 @@ void emit_inline_asm_op(KernelCodegen& cg, const ir::Operation& op);
 /// The fault of integer `op` (div, rem) where a register of its divisor,
 /// `divisors`, is 0: the interpreter's message in the fault record, then trap.
 void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op, const std::vector<llvm::Value*>& divisors);
-/// The fault of `for` loop `op` whose bounds `lower` < `upper` but whose
-/// `step` is not positive: the interpreter's message in the fault record,
-/// then trap.
-void emit_loop_step_check(KernelCodegen& cg, const ir::Operation& op, llvm::Value* lower, llvm::Value* upper,
-                          llvm::Value* step);
+/// The fault of `for` loop `op` that `runs` (its bounds `lower` < `upper`)
+/// but whose `step` is not positive: the interpreter's message in the fault
+/// record, then trap.
+void emit_loop_step_check(KernelCodegen& cg, const ir::Operation& op, llvm::Value* runs, llvm::Value* lower,
+                          llvm::Value* upper, llvm::Value* step);
 
 /// The copies of each element of a value that several registers, lanes or
 /// warps hold (the kernel of its layout; a scalar is held by every thread).

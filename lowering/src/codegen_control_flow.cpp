@@ -72,8 +72,8 @@ void emit_for(KernelCodegen& cg, const ir::Operation& op) {
   // bounds' type holds once saturated at its least value, so iv + step is
   // computed only where it does not overflow.
   const bool is_unsigned = ir::is_unsigned_int(op.operands[0]->type.dtype);
-  emit_loop_step_check(cg, op, lower, upper, step);
   llvm::Value* runs = is_unsigned ? b.CreateICmpULT(lower, upper) : b.CreateICmpSLT(lower, upper);
+  emit_loop_step_check(cg, op, runs, lower, upper, step);
   llvm::Value* limit = b.CreateBinaryIntrinsic(is_unsigned ? llvm::Intrinsic::usub_sat : llvm::Intrinsic::ssub_sat,
                                                upper, step, nullptr, "for.limit");
   llvm::BasicBlock* preheader = b.GetInsertBlock();

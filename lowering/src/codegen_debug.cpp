@@ -382,13 +382,12 @@ void emit_division_by_zero_check(KernelCodegen& cg, const ir::Operation& op,
   emit_fault_reports(cg, divisor.type.is_tile() ? *op.result() : divisor, fails, fault, ElementIndex::before_program);
 }
 
-void emit_loop_step_check(KernelCodegen& cg, const ir::Operation& op, llvm::Value* lower, llvm::Value* upper,
-                          llvm::Value* step) {
+void emit_loop_step_check(KernelCodegen& cg, const ir::Operation& op, llvm::Value* runs, llvm::Value* lower,
+                          llvm::Value* upper, llvm::Value* step) {
   llvm::IRBuilder<>& b = cg.builder;
   const ir::Value& bound = *op.operands[2];
   const bool is_unsigned = ir::is_unsigned_int(bound.type.dtype);
   llvm::Value* zero = llvm::ConstantInt::get(step->getType(), 0);
-  llvm::Value* runs = is_unsigned ? b.CreateICmpULT(lower, upper) : b.CreateICmpSLT(lower, upper);
   llvm::Value* positive = is_unsigned ? b.CreateICmpNE(step, zero) : b.CreateICmpSGT(step, zero);
   const std::string location = ir::to_string(op.loc);
   const std::string bound_value = is_unsigned ? "%u" : "%d";
