@@ -21,6 +21,7 @@
 #include "kiln/aot/kernel_list.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
+#include "kiln/runtime/cuda/target.hpp"
 
 namespace {
 
@@ -79,13 +80,8 @@ int generate(const Arguments& arguments) {
     kernel.emu_entry = "kiln_aot_" + arguments.name_space + "_" + named.name + "_emu";
     kernel.emu = emu.add(program.optimized(), kernel.num_warps, kernel.emu_entry);
     for (const std::string& arch : arguments.archs) {
-      const kiln::lowering::GpuKernel gpu =
-          kiln::lowering::compile_for_gpu(program.optimized(),
-                                          {.arch = arch,
-                                           .num_warps = kernel.num_warps,
-                                           .max_registers = program.options().max_registers,
-                                           .arguments_do_not_overlap = false},
-                                          {.keep_llvm_ir = false});
+      const kiln::lowering::GpuKernel gpu = kiln::lowering::compile_for_gpu(
+          program.optimized(), kiln::cuda::target_for(program, arch), {.keep_llvm_ir = false});
       kernel.gpu_entry = gpu.name;
       kernel.gpu_shared_bytes = gpu.shared_bytes;
       kernel.images.push_back({arch, false, gpu.ptx});

@@ -18,6 +18,7 @@
 #include "kiln/lowering/assign_layouts.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/compile_cache.hpp"
+#include "kiln/runtime/cuda/target.hpp"
 #include "layout_picture.hpp"
 #include "svg.hpp"
 
@@ -46,15 +47,6 @@ Recorded record_launches(const kernels::KernelInfo& kernel, const kernels::RunOp
   return {recorder.launches, recorder.compiles};
 }
 
-lowering::GpuTarget target_of(const runtime::Program& program, const std::string& arch) {
-  // What the cuda device compiles for a launch (runtime/src/cuda): the
-  // program's own warps, no promise that the pointers do not overlap.
-  return {.arch = arch,
-          .num_warps = program.options().num_warps,
-          .max_registers = program.options().max_registers,
-          .arguments_do_not_overlap = false};
-}
-
 std::string grid_string(const std::array<int, 3>& grid) {
   return fmt::format("({}, {}, {})", grid[0], grid[1], grid[2]);
 }
@@ -68,8 +60,7 @@ double warm_cache_milliseconds(const runtime::Program& program, const lowering::
   auto key_of = [&] {
     runtime::CacheKey key;
     key.ir = ir::print(program.optimized(), {.locations = true});
-    key.options = fmt::format("num_warps={} max_registers={} arguments_do_not_overlap={}", target.num_warps,
-                              target.max_registers, static_cast<int>(target.arguments_do_not_overlap));
+    key.options = cuda::options_key(target);
     key.target = "ptx " + target.arch;
     return key;
   };
@@ -108,7 +99,7 @@ nlohmann::json report(const kernels::KernelInfo& kernel, const DumpCommand& comm
   j["launches"] = nlohmann::json::array();
   for (const LaunchRecorder::Launch& launch : recorder.launches) {
     const runtime::Program& program = *launch.program;
-    const lowering::GpuTarget target = target_of(program, command.arch);
+    const lowering::GpuTarget target = cuda::target_for(program, command.arch);
     const Clock::time_point start = Clock::now();
     const lowering::GpuKernel gpu = lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
     const double lower_ms = milliseconds_since(start);
@@ -139,7 +130,7 @@ void draw_layout(const kernels::KernelInfo& kernel, const DumpCommand& command, 
                                             recorder.launches.size() == 1 ? "" : "es", recorder.launches.size() - 1));
   const LaunchRecorder::Launch& launch = recorder.launches[static_cast<std::size_t>(command.launch)];
   const ir::Function& fn = launch.program->optimized();
-  const lowering::GpuTarget target = target_of(*launch.program, command.arch);
+  const lowering::GpuTarget target = cuda::target_for(*launch.program, command.arch);
   const lowering::LayoutMap layouts = lowering::assign_layouts(fn, lowering::analyze_axes(fn), target);
   // The tiles in the layout stage's order: region arguments, then results.
   std::vector<const ir::Value*> tiles;
@@ -192,7 +183,7 @@ int execute(const DumpCommand& command) {
     lowering.log = &std::cout;
     if (command.stage == "layout") lowering.dump_after = "layouts";
     const lowering::GpuKernel gpu =
-        lowering::compile_for_gpu(program.optimized(), target_of(program, command.arch), lowering);
+        lowering::compile_for_gpu(program.optimized(), cuda::target_for(program, command.arch), lowering);
     if (command.stage == "llvm") std::cout << gpu.llvm_ir;
     // The PTX declares its shared memory without a size, and the launch's
     // warps and grid are not in it: say them, as PTX comments.

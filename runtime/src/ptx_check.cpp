@@ -8,6 +8,7 @@
 
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
+#include "kiln/runtime/cuda/target.hpp"
 
 namespace kiln::runtime {
 
@@ -21,12 +22,8 @@ void check_ptx_for_gpu_targets(const Program& program) {
   const auto ptxas = cuda::find_ptxas();
   if (!ptxas) throw lowering::LoweringError("KILN_CHECK_PTX=1: kernel " + kernel + ": no ptxas found (set KILN_PTXAS)");
   for (const char* arch : {"sm_80", "sm_90a"}) {
-    lowering::GpuTarget target;
-    target.arch = arch;
-    target.num_warps = program.options().num_warps;
-    target.max_registers = program.options().max_registers;
     const lowering::GpuKernel compiled =
-        lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
+        lowering::compile_for_gpu(program.optimized(), cuda::target_for(program, arch), {.keep_llvm_ir = false});
     try {
       cuda::assemble_cubin(*ptxas, compiled.ptx, arch, compiled.name);
     } catch (const std::exception& error) {

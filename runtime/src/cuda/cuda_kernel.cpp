@@ -12,6 +12,7 @@
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
+#include "kiln/runtime/cuda/target.hpp"
 #include "loaded_kernel.hpp"
 
 namespace kiln::cuda {
@@ -62,17 +63,12 @@ struct CachedKernel {
 /// and what launching it needs.
 KernelImage compile_image(const runtime::Program& program, const Device& device) {
   const GpuContext& gpu = current_context(device.ordinal());
-  const lowering::GpuTarget target{.arch = ptx_arch(gpu.info),
-                                   .num_warps = program.options().num_warps,
-                                   .max_registers = program.options().max_registers,
-                                   .arguments_do_not_overlap = false};
+  const lowering::GpuTarget target = target_for(program, ptx_arch(gpu.info));
   const std::optional<std::filesystem::path> ptxas = find_ptxas();
   const std::string image_arch = ptxas ? cubin_arch(gpu.info) : target.arch;
   runtime::CacheKey key;
   key.ir = ir::print(program.optimized(), {.locations = true});
-  key.options = "num_warps=" + std::to_string(target.num_warps) +
-                " max_registers=" + std::to_string(target.max_registers) +
-                " arguments_do_not_overlap=" + std::to_string(target.arguments_do_not_overlap);
+  key.options = options_key(target);
   key.target =
       ptxas ? "cubin " + image_arch + " ptx " + target.arch + " ptxas " + ptxas->string() : "ptx " + target.arch;
   const CachedKernel cached = CachedKernel::decode(gpu_code_cache().get_or_compile(key, [&] {
