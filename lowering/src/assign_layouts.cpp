@@ -133,6 +133,7 @@ class LayoutAssignment {
     demand_accumulator_layouts();
     demand_transposed_access_layouts();
     demand_copy_layouts();
+    demand_shape_op_layouts();
     settle_slice_demands();
     derive_shape_op_layouts();
     LayoutMap layouts;
@@ -334,11 +335,41 @@ class LayoutAssignment {
       if (rank_layout(shape).is_injective()) continue;
       const std::int64_t share = std::max<std::int64_t>(1, pointers->type.numel() / (kLanesPerWarp * num_warps_));
       const std::int64_t width = std::min({access_vector_width(axes_, *op), shape[1], share});
-      const BlockedParameters own = kernel_blocked_parameters(shape, width, num_warps_);
-      const LinearLayout layout =
-          blocked_layout(shape, own.size_per_thread, own.threads_per_warp, own.warps_per_cta, own.order);
-      const Value* root = classes_.find(pointers);
-      if (demands_.try_emplace(root, layout).first->second == layout) demanded.insert(root);
+      if (demand_own_layout(pointers, width)) demanded.insert(classes_.find(pointers));
+    }
+    demand_broadcast_sources(demanded);
+  }
+
+  /// Demands for `value`'s class the blocked layout of its own shape with
+  /// `width` elements per thread along the last dimension; whether the class
+  /// is demanded that layout (an earlier demand stays).
+  bool demand_own_layout(const Value* value, std::int64_t width) {
+    const ir::Shape& shape = value->type.shape;
+    const BlockedParameters own = kernel_blocked_parameters(shape, width, num_warps_);
+    const LinearLayout layout =
+        blocked_layout(shape, own.size_per_thread, own.threads_per_warp, own.warps_per_cta, own.order);
+    return demands_.try_emplace(classes_.find(value), layout).first->second == layout;
+  }
+
+  /// The results of a reshape, trans, join or split whose kernel layout of
+  /// their rank, sized by its largest tile, would hold each element in
+  /// several threads although the tile has an element for every thread
+  /// (sort's 32 x 8 halves beside its 8 x 64 rows) demand the blocked layout
+  /// of their own shape; their broadcast sources follow. (A class that only
+  /// shape ops read derives its layout from the op: derive_shape_op_layouts.)
+  void demand_shape_op_layouts() {
+    std::set<const Value*> demanded;
+    for (const Operation* op : all_ops_) {
+      if (!is_shape_op(op->code)) continue;
+      for (const Value* result : op->results) {
+        const ir::Shape& shape = result->type.shape;
+        const std::int64_t share = result->type.numel() / (kLanesPerWarp * num_warps_);
+        if (!result->type.is_tile() || shape.size() < 2 || share < 1 || rank_layout(shape).is_injective()) continue;
+        auto of_rank = rank_width_.find(shape.size());
+        const std::int64_t width =
+            std::min({of_rank == rank_width_.end() ? std::int64_t{1} : of_rank->second, shape.back(), share});
+        if (demand_own_layout(result, width)) demanded.insert(classes_.find(result));
+      }
     }
     demand_broadcast_sources(demanded);
   }
@@ -406,15 +437,19 @@ class LayoutAssignment {
   /// reshape, trans, join, split: the schema's rearrange family.
   static bool is_shape_op(OpCode code) { return ir::family_of(code) == ir::OpFamily::rearrange; }
 
-  /// The result class of a reshape, trans, join or split that no other op
-  /// binding layouts (broadcasts, reductions, dot, regions) touches takes the
-  /// layout in which the first such op moves no data, derived from its operand's.
+  /// The result class of a reshape, trans, join or split that no op binding
+  /// layouts (broadcasts, reductions, dot, regions) touches takes the layout
+  /// in which the first such op moves no data, derived from its operand's. A
+  /// shape op reading such a class does not bind it, so a chain of shape ops
+  /// (flip's reshape, trans, split and join) derives link by link in program
+  /// order and moves data only where a link must.
   void derive_shape_op_layouts() {
     std::map<const Value*, int> bound_uses;
     for (const Operation* op : all_ops_) {
       if (ir::joins_layout(op->code)) continue;
-      for (const Value* value : op->operands)
-        if (value->type.is_tile()) ++bound_uses[classes_.find(value)];
+      if (!is_shape_op(op->code))
+        for (const Value* value : op->operands)
+          if (value->type.is_tile()) ++bound_uses[classes_.find(value)];
       for (const Value* value : op->results)
         if (value->type.is_tile() && !is_shape_op(op->code)) ++bound_uses[classes_.find(value)];
       for (const auto& region : op->regions)

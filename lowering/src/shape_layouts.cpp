@@ -2,6 +2,7 @@
 // layout each needs so that it moves no data, and the conversions into it.
 #include "kiln/lowering/shape_layouts.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +21,24 @@ std::vector<std::pair<std::string, std::int32_t>> named_dims(const ir::Shape& sh
   std::vector<std::pair<std::string, std::int32_t>> dims;
   for (std::size_t d = 0; d < shape.size(); ++d) dims.emplace_back(dim_name(d), static_cast<std::int32_t>(shape[d]));
   return dims;
+}
+
+/// The layout of a split's halves when its operand lives in `operand`
+/// (moveless_result_layout).
+LinearLayout split_result_layout(const LinearLayout& operand) {
+  const std::size_t pair = operand.out_dims().size() - 1;
+  std::vector<LinearLayout::InDim> ins = operand.in_dims();
+  auto holds_pair = [&](const LinearLayout::Basis& basis) { return basis[pair] != 0; };
+  auto registers = std::find_if(ins.begin(), ins.end(), [](const auto& in) { return in.name == "register"; });
+  if (registers != ins.end() && !registers->bases.empty() &&
+      std::none_of(registers->bases.begin(), registers->bases.end(), holds_pair))
+    for (LinearLayout::InDim& threads : ins) {
+      auto spread = std::find_if(threads.bases.begin(), threads.bases.end(), holds_pair);
+      if (&threads == &*registers || spread == threads.bases.end()) continue;
+      std::swap(*spread, registers->bases.back());
+      break;
+    }
+  return slice_layout(LinearLayout(std::move(ins), operand.out_dims()), static_cast<int>(pair));
 }
 
 }  // namespace
@@ -105,7 +124,7 @@ std::optional<LinearLayout> moveless_result_layout(const ir::Operation& op, cons
     }
     case ir::OpCode::reshape: return operand.reshape_outs(named_dims(op.result()->type.shape));
     case ir::OpCode::join: return split_operand_layout(operand);
-    case ir::OpCode::split: return slice_layout(operand, static_cast<int>(operand.out_dims().size()) - 1);
+    case ir::OpCode::split: return split_result_layout(operand);
     default: return std::nullopt;
   }
 }

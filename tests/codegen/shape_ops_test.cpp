@@ -105,17 +105,21 @@ TEST(ShapeOps, TransposeRenamesRegistersWhenItsResultClassIsFree) {
 }
 
 TEST(ShapeOps, TransposeIntoTheKernelsLayoutGoesThroughSharedMemory) {
-  // Offsets built by broadcasts bind the result class to the kernel's 2-D
-  // layout: the transpose then moves every element across warps.
+  // Offsets built by broadcasts bind the result class: the kernel's 2-D
+  // layout, sized by the 32x64 input, would hold the 64x32 result twice,
+  // so it takes the blocked layout of its own shape, and the transpose
+  // moves every element across warps.
   const lowering::GpuKernel kernel = compile_text(kTranspose);
   EXPECT_EQ(kernel.shared_bytes, 64 * 32 * 4) << "the whole tile, through shared memory";
   EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
   // Each thread's 16 source elements are 4 runs of 4 along the buffer's
-  // rows: four 16-byte stores. The kernel's layout (32 registers, each
-  // element in two lanes) steps along the buffer's columns: 32 single loads.
+  // rows: four 16-byte stores. The result's layout (16 registers, each
+  // element in one thread) steps along the buffer's columns: 16 single
+  // loads; and its runs of 4 along the output rows are 16-byte stores.
   EXPECT_EQ(count(kernel.ptx, "st.shared.v4.f32"), 4) << kernel.ptx;
   EXPECT_EQ(count(kernel.ptx, "st.shared.f32"), 0) << kernel.ptx;
-  EXPECT_EQ(count(kernel.ptx, "ld.shared.f32"), 32) << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, "ld.shared.f32"), 16) << kernel.ptx;
+  EXPECT_EQ(count(kernel.ptx, "st.global.v4.f32"), 4) << kernel.ptx;
 }
 
 TEST(ShapeOps, JoinKeepsPairsInOneThread) {

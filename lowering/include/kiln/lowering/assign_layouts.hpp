@@ -71,12 +71,17 @@ class LayoutMap {
 ///    is demanded a slice.)
 ///  - The results of a scan, and the halves of a split, form one class. The
 ///    result class of a reshape, trans, join or split that no broadcast,
-///    reduction, dot, region or other shape op reads takes the layout in
-///    which the op moves no data (shape_layouts.hpp); otherwise the op's
-///    operand is converted into the layout the op needs
-///    (record_shape_op_conversions), as a scan's operands are into its
-///    results' layout, and a broadcast's operand when it does not live in
-///    the threads that hold its copies.
+///    reduction, dot or region reads takes the layout in which the op moves
+///    no data, or for a split the fewest (moveless_result_layout,
+///    shape_layouts.hpp); a shape op reading it does not bind it, so a chain
+///    of shape ops (flip, sort) derives its layouts link by link in program
+///    order. A bound result class whose kernel layout of its rank would hold
+///    each element in several threads although the tile has an element for
+///    every thread takes the blocked layout of its own shape, and its
+///    broadcast sources follow. Where the op's operand does not live in the
+///    layout the op needs it is converted (record_shape_op_conversions), as
+///    a scan's operands are into its results' layout, and a broadcast's
+///    operand when it does not live in the threads that hold its copies.
 ///  - v is the widest access_vector_width of the class's loads and stores
 ///    whose fastest dimension is the last (for R >= 2, of all rank-R
 ///    accesses together), so contiguous aligned f32 gets 4 per thread:

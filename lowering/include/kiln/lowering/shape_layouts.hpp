@@ -47,7 +47,12 @@ LinearLayout broadcast_operand_layout(const LinearLayout& result, const ir::Shap
 
 /// For a reshape, trans, join (of tiles) or split (into tiles) whose operand
 /// lives in `operand`, the layout of its result (of either half for split)
-/// in which the op moves no data; none for other ops.
+/// in which the op moves no data; none for other ops. A split whose operand
+/// spreads each pair over two threads must move data: its halves take the
+/// operand's layout with the lane or warp bit of the pair and the highest
+/// register bit trading places, then sliced, so the split exchanges one bit
+/// between threads and every thread keeps a distinct share (the plain slice
+/// would leave two threads holding copies of each element).
 std::optional<LinearLayout> moveless_result_layout(const ir::Operation& op, const LinearLayout& operand);
 
 /// Records, for every reshape, trans, join, split and scan of `fn`, the
