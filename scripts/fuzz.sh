@@ -3,7 +3,7 @@
 # build folder (clang, -fsanitize=fuzzer,address,undefined, no LLVM), collect
 # seeds (kernels from the tests for the IR targets, kiln command lines from the
 # cli tests and the book for cli_args_fuzz), then run each target for SECONDS
-# (default 60).
+# (default 60), as many side by side as KILN_JOBS.
 # Prints each target's executions, coverage (cov: edges, ft: features) and
 # findings; exits 1 when a target found something (the input is printed, in
 # base64, and kept in <build>/findings/), 0 otherwise.
@@ -13,7 +13,7 @@ usage() {
   cat >&2 <<'USAGE'
 usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: ir_parser_fuzz ir_optimize_fuzz cli_args_fuzz; default all)
 environment: KILN_FUZZ_BUILD_DIR (default build-fuzz/), KILN_FUZZ_CXX (default clang++-14),
-             KILN_JOBS (build jobs, default: all cores)
+             KILN_JOBS (build jobs, and fuzzers run side by side; default: all cores)
 USAGE
   exit 2
 }
@@ -39,21 +39,38 @@ cmake -S "$root" -B "$build" -DKILN_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_
 cmake --build "$build" --target "${targets[@]}" -j "$jobs"
 python3 "$root/scripts/fuzz_seeds.py" "$build"
 
-found=0
-for target in "${targets[@]}"; do
-  corpus="$build/corpus/$target"
-  findings="$build/findings"
+# Fuzzes one target for SECONDS; its exit status goes to <build>/<target>.status.
+run_target() {
+  local target="$1" inputs=ir status=0 # ir: the seeds and dictionary of scripts/fuzz_seeds.py
+  local corpus="$build/corpus/$target" findings="$build/findings"
   mkdir -p "$corpus" "$findings"
-  rm -f "$findings/$target"-*  # a finding of an earlier run is in that run's log
-  log="$build/$target.log"
-  inputs=ir  # the seeds and dictionary of scripts/fuzz_seeds.py
+  rm -f "$findings/$target"-* # a finding of an earlier run is in that run's log
   if [[ "$target" == cli_* ]]; then inputs=cli; fi
-  echo "== $target: ${seconds} s, corpus $corpus"
   # -timeout: one input running over 10 s is a hang, a finding like a crash.
-  status=0
   "$build/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
     -dict="$build/$inputs.dict" -artifact_prefix="$findings/$target-" \
-    "$corpus" "$root/fuzz/corpus/$target" "$build/seeds/$inputs" >"$log" 2>&1 || status=$?
+    "$corpus" "$root/fuzz/corpus/$target" "$build/seeds/$inputs" >"$build/$target.log" 2>&1 || status=$?
+  echo "$status" >"$build/$target.status"
+}
+
+# Each fuzzer runs on one core: as many targets run side by side as there are jobs.
+running=0
+for target in "${targets[@]}"; do
+  echo "== $target: ${seconds} s, corpus $build/corpus/$target"
+  run_target "$target" &
+  running=$((running + 1))
+  if ((running >= jobs)); then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
+
+found=0
+for target in "${targets[@]}"; do
+  findings="$build/findings"
+  log="$build/$target.log"
+  status="$(cat "$build/$target.status")"
   last="$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)"
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
   echo "$target: ${runs:-?} executions; last status: ${last:-none}"
