@@ -39,10 +39,13 @@ cmake -S "$root" -B "$build" -DKILN_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_
 cmake --build "$build" --target "${targets[@]}" -j "$jobs"
 python3 "$root/scripts/fuzz_seeds.py" "$build"
 
+findings="$build/findings"
+
 # Fuzzes one target for SECONDS; its exit status goes to <build>/<target>.status.
 run_target() {
   local target="$1" inputs=ir status=0 # ir: the seeds and dictionary of scripts/fuzz_seeds.py
-  local corpus="$build/corpus/$target" findings="$build/findings"
+  local corpus="$build/corpus/$target"
+  rm -f "$build/$target.status" # an earlier run's, which must not stand in for this one's
   mkdir -p "$corpus" "$findings"
   rm -f "$findings/$target"-* # a finding of an earlier run is in that run's log
   if [[ "$target" == cli_* ]]; then inputs=cli; fi
@@ -68,7 +71,6 @@ wait
 
 found=0
 for target in "${targets[@]}"; do
-  findings="$build/findings"
   log="$build/$target.log"
   status="$(cat "$build/$target.status")"
   last="$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)"

@@ -446,12 +446,11 @@ class LayoutAssignment {
   void derive_shape_op_layouts() {
     std::map<const Value*, int> bound_uses;
     for (const Operation* op : all_ops_) {
-      if (ir::joins_layout(op->code)) continue;
-      if (!is_shape_op(op->code))
-        for (const Value* value : op->operands)
-          if (value->type.is_tile()) ++bound_uses[classes_.find(value)];
+      if (ir::joins_layout(op->code) || is_shape_op(op->code)) continue;
+      for (const Value* value : op->operands)
+        if (value->type.is_tile()) ++bound_uses[classes_.find(value)];
       for (const Value* value : op->results)
-        if (value->type.is_tile() && !is_shape_op(op->code)) ++bound_uses[classes_.find(value)];
+        if (value->type.is_tile()) ++bound_uses[classes_.find(value)];
       for (const auto& region : op->regions)
         for (const Value* argument : region->arguments)
           if (argument->type.is_tile()) ++bound_uses[classes_.find(argument)];
