@@ -4,8 +4,8 @@
 // plan) the copy renames registers or picks among them; index arithmetic is
 // computed again in the needed layout (rematerialize.hpp); when every element
 // is in the reader's warp and plan_warp_shuffle finds a plan, one
-// shfl.sync.idx per register moves it; otherwise it goes through shared
-// memory.
+// shfl.sync.idx per register moves it (with selects around it where lanes
+// pick among their registers); otherwise it goes through shared memory.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <optional>
@@ -70,19 +70,29 @@ std::vector<llvm::Value*> convert_through_shared_memory(KernelCodegen& cg, const
       [&] { return SharedTile(cg, conversion.to, shared, in_memory, buffer).load(in_register); });
 }
 
-/// One shfl.sync.idx per destination register, from the lane the plan names.
+/// One round of the plan per destination register: each thread picks the
+/// register it offers, reads one lane's offer with shfl.sync.idx (not when
+/// every thread would read its own), and picks its destination register
+/// among the rounds' results.
 std::vector<llvm::Value*> convert_with_shuffles(KernelCodegen& cg, const ShufflePlan& plan,
                                                 const std::vector<llvm::Value*>& values) {
   llvm::IRBuilder<>& b = cg.builder;
+  const std::vector<llvm::Value*> offered =
+      convert_within_threads(cg, RegisterPlan{plan.send_register, plan.send_lane_bases, plan.send_warp_bases}, values);
   llvm::Value* thread_lane =
       xor_of_set_bits(b, xor_of_set_bits(b, b.getInt32(0), plan.lane_bases, cg.lane), plan.warp_bases, cg.warp);
-  std::vector<llvm::Value*> converted;
-  for (std::size_t r = 0; r < plan.source_register.size(); ++r) {
-    llvm::Value* source_lane = b.CreateXor(thread_lane, b.getInt32(static_cast<std::uint32_t>(plan.register_lane[r])));
-    converted.push_back(shuffle_in_warp(cg, values[static_cast<std::size_t>(plan.source_register[r])],
-                                        WarpShuffle::from_lane, source_lane));
+  std::vector<llvm::Value*> received;
+  std::vector<int> rounds;
+  for (std::size_t t = 0; t < offered.size(); ++t) {
+    rounds.push_back(static_cast<int>(t));
+    if (plan.reads_own_lane(static_cast<int>(t))) {
+      received.push_back(offered[t]);
+      continue;
+    }
+    llvm::Value* source_lane = b.CreateXor(thread_lane, b.getInt32(static_cast<std::uint32_t>(plan.read_lane[t])));
+    received.push_back(shuffle_in_warp(cg, offered[t], WarpShuffle::from_lane, source_lane));
   }
-  return converted;
+  return convert_within_threads(cg, RegisterPlan{rounds, plan.receive_lane_bases, {}}, received);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "kiln/lowering/layout_conversion.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -82,6 +83,9 @@ struct PackedHolders {
   std::uint64_t warp_mask = 0;
   /// Per input of `to` ("register", "lane", "warp"), per bit: the chosen holder.
   std::map<std::string, std::vector<std::uint64_t>> holders;
+  /// A basis of the replicas of `from` inside one warp: moving a holder by
+  /// one of these reaches another copy of its element in the same warp.
+  std::vector<std::uint64_t> in_warp_replicas;
 
   std::int32_t register_of(std::uint64_t location) const { return static_cast<std::int32_t>(location & register_mask); }
   std::int32_t lane_of(std::uint64_t location) const {
@@ -91,9 +95,10 @@ struct PackedHolders {
 
 /// For each basis vector e of `to`'s inputs, a holder of the element `to`
 /// has at e: from⁻¹ ∘ to, changed by replicas of `from` (its kernel) so that
-/// the bits `constrained(in)` of the holder equal those of `wanted(in, bit)`.
-/// None when no replica fixes them. By linearity the holder of any x is the
-/// XOR of the chosen holders of x's set bits.
+/// the bits of the holder under a mask of `constrained(in)` equal those of
+/// `wanted(in, bit)`; the masks are tried in order, the first that a replica
+/// satisfies wins. None when no replica satisfies any. By linearity the
+/// holder of any x is the XOR of the chosen holders of x's set bits.
 template <typename Constrained, typename Wanted>
 std::optional<PackedHolders> choose_holders(const LinearLayout& from, const LinearLayout& to, Constrained constrained,
                                             Wanted wanted) {
@@ -107,6 +112,14 @@ std::optional<PackedHolders> choose_holders(const LinearLayout& from, const Line
   auto pack = [&](const LinearLayout::Coordinates& location) { return pack_kept(location, from, ins); };
   std::vector<std::uint64_t> replicas;
   for (const auto& k : from.kernel_basis()) replicas.push_back(pack(k));
+  gf2::Basis warp_parts;
+  for (std::uint64_t r : replicas) warp_parts.add(r & packed.warp_mask);
+  for (std::uint64_t combination : warp_parts.kernel()) {
+    std::uint64_t replica = 0;
+    for (std::size_t j = 0; j < replicas.size(); ++j)
+      if (combination >> j & 1) replica ^= replicas[j];
+    packed.in_warp_replicas.push_back(replica);
+  }
   const LinearLayout holder = to.invert_and_compose(from);
   for (const std::string& in : ins) {
     std::vector<std::uint64_t>& chosen_bits = packed.holders[in];
@@ -114,15 +127,19 @@ std::optional<PackedHolders> choose_holders(const LinearLayout& from, const Line
       LinearLayout::Coordinates x;
       for (const std::string& name : ins) x.emplace_back(name, name == in ? 1 << bit : 0);
       const std::uint64_t held = pack(holder.apply(x));
-      const std::uint64_t mask = constrained(packed, in);
-      gf2::Basis span;
-      for (std::uint64_t r : replicas) span.add(r & mask);
-      const auto [rest, combination] = span.reduce((held ^ wanted(packed, in, bit)) & mask);
-      if (rest != 0) return std::nullopt;
-      std::uint64_t chosen = held;
-      for (std::size_t j = 0; j < replicas.size(); ++j)
-        if (combination >> j & 1) chosen ^= replicas[j];
-      chosen_bits.push_back(chosen);
+      std::optional<std::uint64_t> chosen;
+      for (const std::uint64_t mask : constrained(packed, in)) {
+        gf2::Basis span;
+        for (std::uint64_t r : replicas) span.add(r & mask);
+        const auto [rest, combination] = span.reduce((held ^ wanted(packed, in, bit)) & mask);
+        if (rest != 0) continue;
+        chosen = held;
+        for (std::size_t j = 0; j < replicas.size(); ++j)
+          if (combination >> j & 1) *chosen ^= replicas[j];
+        break;
+      }
+      if (!chosen) return std::nullopt;
+      chosen_bits.push_back(*chosen);
     }
   }
   return packed;
@@ -151,7 +168,8 @@ std::optional<RegisterPlan> plan_register_permute(const LinearLayout& from, cons
   if (kind != ConversionKind::none && kind != ConversionKind::register_permute) return std::nullopt;
   // The holder must be the reading thread itself: its lane and warp bits are the reader's.
   const auto packed = choose_holders(
-      from, to, [](const PackedHolders& p, const std::string&) { return p.lane_mask | p.warp_mask; },
+      from, to,
+      [](const PackedHolders& p, const std::string&) { return std::vector<std::uint64_t>{p.lane_mask | p.warp_mask}; },
       [](const PackedHolders& p, const std::string& in, int bit) { return own_thread_bit(p, in, bit); });
   if (!packed) return std::nullopt;
   RegisterPlan plan;
@@ -162,27 +180,117 @@ std::optional<RegisterPlan> plan_register_permute(const LinearLayout& from, cons
   return plan;
 }
 
+bool ShufflePlan::reads_own_lane(int round) const {
+  if (read_lane[static_cast<std::size_t>(round)] != 0) return false;
+  for (std::size_t bit = 0; bit < lane_bases.size(); ++bit)
+    if (lane_bases[bit] != std::int32_t{1} << bit) return false;
+  return std::all_of(warp_bases.begin(), warp_bases.end(), [](std::int32_t basis) { return basis == 0; });
+}
+
+namespace {
+
+/// The lanes threads read in one round, as a span of lane bases, with the
+/// register of `from` each basis asks its sender for. A sender tells from its
+/// own lane which register its readers want (offered_for) as long as two
+/// readers of one lane never want different registers of it.
+class ReadLanes {
+ public:
+  bool contains(std::int32_t lane) const { return lanes_.contains(static_cast<std::uint64_t>(lane)); }
+  /// Whether reading `lane` for `wanted` agrees with the bases so far.
+  bool agrees(std::int32_t lane, std::int32_t wanted) const {
+    const auto [rest, combination] = lanes_.reduce(static_cast<std::uint64_t>(lane));
+    return rest != 0 || offered(combination) == wanted;
+  }
+  void add(std::int32_t lane, std::int32_t wanted) {
+    lanes_.add(static_cast<std::uint64_t>(lane));
+    wanted_.push_back(wanted);
+  }
+  /// The register (XOR of bases) a sender at `lane` offers: linear in the
+  /// lane, right for every lane some reader reads, 0 off the span.
+  std::int32_t offered_for(std::int32_t lane) const {
+    return offered(lanes_.reduce(static_cast<std::uint64_t>(lane)).second);
+  }
+
+ private:
+  std::int32_t offered(std::uint64_t combination) const {
+    std::int32_t reg = 0;
+    for (std::size_t k = 0; k < wanted_.size(); ++k)
+      if (combination >> k & 1) reg ^= wanted_[k];
+    return reg;
+  }
+  gf2::Basis lanes_;
+  std::vector<std::int32_t> wanted_;
+};
+
+int select_bits(const std::vector<std::int32_t>& lane_bases, const std::vector<std::int32_t>& warp_bases) {
+  std::int32_t selectable = 0;
+  for (const std::vector<std::int32_t>* bases : {&lane_bases, &warp_bases})
+    for (std::int32_t basis : *bases) selectable |= basis;
+  return std::popcount(static_cast<std::uint32_t>(selectable));
+}
+
+}  // namespace
+
 std::optional<ShufflePlan> plan_warp_shuffle(const LinearLayout& from, const LinearLayout& to) {
   if (classify_conversion(from, to) == ConversionKind::shared_memory) return std::nullopt;
-  // The holder must be in the reader's warp, and a lane or warp bit must not
-  // move the register (every lane offers the same one to a shuffle).
+  // The holder must be in the reader's warp; a lane or warp bit should
+  // rather not move the register, so that senders need not pick.
   const auto packed = choose_holders(
       from, to,
       [](const PackedHolders& p, const std::string& in) {
-        return in == "register" ? p.warp_mask : p.warp_mask | p.register_mask;
+        if (in == "register") return std::vector<std::uint64_t>{p.warp_mask};
+        return std::vector<std::uint64_t>{p.warp_mask | p.register_mask, p.warp_mask};
       },
       [](const PackedHolders& p, const std::string& in, int bit) {
         return in == "warp" ? own_thread_bit(p, in, bit) : 0;
       });
   if (!packed) return std::nullopt;
+  // Lane bit i of the reader reads lane_bases[i] further and wants register
+  // `wanted` further. Where a lane it reads already has a reader in the
+  // round that wants another register, it reads another copy of its
+  // elements (a replica of `from` in the warp: free) or reads them in
+  // another round (register bit j of `to` adds its holder: a pick after the
+  // shuffle), either from a lane not read yet.
+  struct Move {
+    std::int32_t lane;
+    std::int32_t reg;
+    std::int32_t receive;
+  };
+  std::vector<Move> moves;
+  for (std::uint64_t replica : packed->in_warp_replicas)
+    moves.push_back({packed->lane_of(replica), packed->register_of(replica), 0});
+  const std::vector<std::uint64_t>& register_holders = packed->holders.at("register");
+  for (std::size_t j = 0; j < register_holders.size(); ++j)
+    moves.push_back(
+        {packed->lane_of(register_holders[j]), packed->register_of(register_holders[j]), std::int32_t{1} << j});
   ShufflePlan plan;
-  for (int r = 0; r < to.in_dim_size("register"); ++r) {
-    const std::uint64_t location = register_holder(*packed, r);
-    plan.source_register.push_back(packed->register_of(location));
-    plan.register_lane.push_back(packed->lane_of(location));
+  ReadLanes read;
+  for (std::uint64_t location : packed->holders.at("lane")) {
+    std::int32_t lane = packed->lane_of(location), wanted = packed->register_of(location), receive = 0;
+    if (!read.agrees(lane, wanted)) {
+      const auto move = std::find_if(moves.begin(), moves.end(), [&](const Move& m) { return !read.contains(m.lane); });
+      if (move == moves.end()) return std::nullopt;
+      lane ^= move->lane;
+      wanted ^= move->reg;
+      receive = move->receive;
+    }
+    read.add(lane, wanted);
+    plan.lane_bases.push_back(lane);
+    plan.receive_lane_bases.push_back(receive);
   }
-  for (std::uint64_t location : packed->holders.at("lane")) plan.lane_bases.push_back(packed->lane_of(location));
-  for (std::uint64_t location : packed->holders.at("warp")) plan.warp_bases.push_back(packed->lane_of(location));
+  for (int bit = 0; bit < packed->lane_bits; ++bit) plan.send_lane_bases.push_back(read.offered_for(1 << bit));
+  for (std::uint64_t location : packed->holders.at("warp")) {
+    plan.warp_bases.push_back(packed->lane_of(location));
+    plan.send_warp_bases.push_back(read.offered_for(packed->lane_of(location)) ^ packed->register_of(location));
+  }
+  for (int t = 0; t < to.in_dim_size("register"); ++t) {
+    const std::uint64_t location = register_holder(*packed, t);
+    plan.read_lane.push_back(packed->lane_of(location));
+    plan.send_register.push_back(packed->register_of(location) ^ read.offered_for(packed->lane_of(location)));
+  }
+  if (select_bits(plan.send_lane_bases, plan.send_warp_bases) > kMaxShuffleSelectBits ||
+      select_bits(plan.receive_lane_bases, {}) > kMaxShuffleSelectBits)
+    return std::nullopt;
   return plan;
 }
 

@@ -4,7 +4,8 @@
 // arithmetic (an arange) computed again in the other layout, a loaded tile
 // moved with warp shuffles when every element is in the reader's warp and
 // through shared memory otherwise; shuffle plans read the right element in
-// every thread; the conversion works inside a loop; what is still not
+// every thread; conversions through shuffles and through shared memory
+// work inside a loop; what is still not
 // convertible is a clear error.
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 #include "kiln/lowering/blocked_layout.hpp"
 #include "kiln/lowering/layout_conversion.hpp"
 #include "kiln/lowering/rematerialize.hpp"
+#include "lowering/shuffle_plan_simulation.hpp"
 
 namespace kiln::codegen_test {
 namespace {
@@ -131,9 +133,6 @@ std::optional<lowering::LayoutConversion> row_to_column(int numel, int r, int c,
 }
 
 TEST(Conversion, ShufflePlansReadTheRightElementInEveryThread) {
-  auto element = [](const lowering::LinearLayout& layout, int reg, int lane, int warp) {
-    return layout.apply({{"register", reg}, {"lane", lane}, {"warp", warp}});
-  };
   int planned = 0;
   for (int numel : {2, 8, 32, 128})
     for (int r : {1, 4, 32, 128})
@@ -144,21 +143,9 @@ TEST(Conversion, ShufflePlansReadTheRightElementInEveryThread) {
           const auto plan = lowering::plan_warp_shuffle(conversion->from, conversion->to);
           if (!plan) continue;
           ++planned;
-          const lowering::LinearLayout& to = conversion->to;
-          ASSERT_EQ(plan->source_register.size(), static_cast<std::size_t>(to.in_dim_size("register")));
-          for (int warp = 0; warp < to.in_dim_size("warp"); ++warp)
-            for (int lane = 0; lane < to.in_dim_size("lane"); ++lane)
-              for (int reg = 0; reg < to.in_dim_size("register"); ++reg) {
-                std::int32_t source_lane = plan->register_lane[reg];
-                for (std::size_t bit = 0; bit < plan->lane_bases.size(); ++bit)
-                  if (lane >> bit & 1) source_lane ^= plan->lane_bases[bit];
-                for (std::size_t bit = 0; bit < plan->warp_bases.size(); ++bit)
-                  if (warp >> bit & 1) source_lane ^= plan->warp_bases[bit];
-                ASSERT_EQ(element(conversion->from, plan->source_register[reg], source_lane, warp),
-                          element(to, reg, lane, warp))
-                    << numel << " elements, " << r << "x" << c << ", " << num_warps << " warps, register " << reg
-                    << " of lane " << lane << " in warp " << warp;
-              }
+          lowering::testing::expect_plan_delivers(conversion->from, conversion->to, *plan,
+                                                  std::to_string(numel) + " elements, " + std::to_string(r) + "x" +
+                                                      std::to_string(c) + ", " + std::to_string(num_warps) + " warps");
         }
   EXPECT_GE(planned, 20);
 }
@@ -308,19 +295,65 @@ TEST(Conversion, SharedMemoryCarriesMasksAsBytesAndHalvesAsHalves) {
   }
 }
 
+/// Row sums plus column sums of an iteration-dependent 64x64 tile over 4
+/// warps, accumulated in a loop: the column sums are spread over other warps
+/// than the row sums and reach them through shared memory in every iteration.
+const char* kSumsInALoop = R"(kernel @sums_in_a_loop(%0: ptr<f32> {divisibility = 16}, %1: i32) {
+  %2 = constant {value = 0} : i32
+  %3 = constant {value = 1} : i32
+  %4 = constant {value = 0.0} : tile<64xf32>
+  %5 = for %2, %1, %3, %4 : tile<64xf32> {
+  ^(%6: i32, %7: tile<64xf32>):
+    %8 = arange {start = 0} : tile<64xi32>
+    %9 = splat %6 : tile<64xi32>
+    %10 = add %8, %9 : tile<64xi32>
+    %11 = cast %10 : tile<64xf32>
+    %12 = expand_dims %11 {axis = 0} : tile<1x64xf32>
+    %13 = broadcast %12 : tile<64x64xf32>
+    %14 = reduce %13 {axis = 1} : tile<64xf32> loc("k.hpp":3) {
+    ^(%15: f32, %16: f32):
+      %17 = add %15, %16 : f32
+      yield %17
+    }
+    %18 = reduce %13 {axis = 0} : tile<64xf32> loc("k.hpp":4) {
+    ^(%19: f32, %20: f32):
+      %21 = add %19, %20 : f32
+      yield %21
+    }
+    %22 = add %14, %18 : tile<64xf32>
+    %23 = add %7, %22 : tile<64xf32>
+    yield %23
+  }
+  %24 = arange {start = 0} : tile<64xi32>
+  %25 = splat %0 : tile<64xptr<f32>>
+  %26 = addptr %25, %24 : tile<64xptr<f32>>
+  store %26, %5 {cache = none, evict = none}
+}
+)";
+
 TEST(Conversion, InsideALoopBody) {
-  const lowering::GpuKernel kernel = compile_text(kOuterProductsInALoop);
-  // One conversion of the f32 row in the body: 32 elements of 4 bytes and
-  // two barriers. The i32 arange after the loop is computed again.
-  EXPECT_EQ(kernel.shared_bytes, 32 * 4);
-  EXPECT_GE(count(kernel.ptx, "st.shared.v4.f32"), 1) << kernel.ptx;
-  EXPECT_GE(count(kernel.ptx, "ld.shared.f32"), 1) << kernel.ptx;
-  EXPECT_EQ(count(kernel.ptx, "bar.sync"), 2) << kernel.ptx;
-  KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_90a", "outer_products");
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel = compile_text(kSumsInALoop, arch);
+    // As in TwoReducesLeavingOneTileInTwoLayoutsConvertTheSecondResult, two
+    // barriers for each sum across warps and two for the conversion, now in
+    // the loop's body.
+    EXPECT_EQ(count(kernel.ptx, "bar.sync"), 3 * 2) << kernel.ptx;
+    EXPECT_EQ(kernel.shared_bytes, 64 * 2 * 4);
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "sums_in_a_loop");
+  }
 }
 
-TEST(Conversion, InsideALoopBodyPassesPtxasSm80) {
-  KILN_EXPECT_PTXAS_ACCEPTS(compile_text(kOuterProductsInALoop, "sm_80"), "sm_80", "outer_products");
+TEST(Conversion, InsideALoopBodyWithinAWarpShuffles) {
+  // 32 elements: a thread holds 4 consecutive elements of the row and needs
+  // 2 of the column, each in another lane. The sender picks which of its 4
+  // it offers by the reader's lane (3 selects), and two shuffles deliver.
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const lowering::GpuKernel kernel = compile_text(kOuterProductsInALoop, arch);
+    EXPECT_EQ(kernel.shared_bytes, 0u);
+    EXPECT_EQ(count(kernel.ptx, "shfl.sync.idx.b32"), 2) << kernel.ptx;
+    EXPECT_EQ(count(kernel.ptx, "bar.sync"), 0) << kernel.ptx;
+    KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "outer_products");
+  }
 }
 
 TEST(Conversion, TwoReducesLeavingOneTileInTwoLayoutsConvertTheSecondResult) {

@@ -80,20 +80,21 @@ std::string transpose_add_text(int size, const std::string& dtype) {
          "}\n";
 }
 
-/// Row sums and column sums of a loaded 64x64 f32 tile, added. The tile
+/// Column sums and row sums of a loaded 64x64 f32 tile, added. The tile
 /// lives in 4 warps along its rows (1x4 per thread, 2x16 lanes, 4x1 warps),
 /// so the column sums cross warps: a reduce through shared memory of 64
-/// columns x 4 warps x 4 bytes. They reach the row sums' layout through a
+/// columns x 4 warps x 4 bytes, which leaves them in every warp. The row
+/// sums, 16 in each warp, reach the column sums' layout through a
 /// conversion of 64 x 4 bytes, and the arange of the offsets is converted
 /// too (64 x 4 bytes).
 std::string row_and_column_sums_text() {
   return "kernel @row_and_column_sums(%0: ptr<f32> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}) {\n" +
-         load_square_text("64", "f32") + R"(  %13 = reduce %12 {axis = 1} : tile<64xf32> {
+         load_square_text("64", "f32") + R"(  %13 = reduce %12 {axis = 0} : tile<64xf32> {
   ^(%14: f32, %15: f32):
     %16 = add %14, %15 : f32
     yield %16
   }
-  %17 = reduce %12 {axis = 0} : tile<64xf32> {
+  %17 = reduce %12 {axis = 1} : tile<64xf32> {
   ^(%18: f32, %19: f32):
     %20 = add %18, %19 : f32
     yield %20

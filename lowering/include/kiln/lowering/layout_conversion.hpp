@@ -53,25 +53,47 @@ struct RegisterPlan {
 /// `register_permute`).
 std::optional<RegisterPlan> plan_register_permute(const LinearLayout& from, const LinearLayout& to);
 
-/// Where each thread reads its registers of `to` in a warp-shuffle
-/// conversion: register r of the thread at (lane, warp) of `to` is register
-/// source_register[r] of `from` in the same warp, at lane
-///   register_lane[r] ^ (XOR of lane_bases[i] for each set bit i of lane)
-///                    ^ (XOR of warp_bases[j] for each set bit j of warp).
-/// The source register depends on r only, so every lane offers the same
-/// register to one shfl.sync.idx per destination register.
+/// How a warp-shuffle conversion moves the elements: in rounds of one
+/// shfl.sync.idx each, one round per register of `to`. In round t
+///  1. every thread offers its register of `from`
+///       send_register[t] ^ (XOR of send_lane_bases[i] for each set bit i of its lane)
+///                        ^ (XOR of send_warp_bases[j] for each set bit j of its warp);
+///  2. the thread at (lane, warp) reads the offer of the lane
+///       read_lane[t] ^ (XOR of lane_bases[i] for each set bit i of lane)
+///                    ^ (XOR of warp_bases[j] for each set bit j of warp);
+///  3. and its register r of `to` is what it read in the round
+///       r ^ (XOR of receive_lane_bases[i] for each set bit i of lane).
+/// When the send and receive bases are 0, every lane offers the same register
+/// and keeps what it reads in it. Otherwise threads pick among their
+/// registers by their lane before and after the shuffle: that is how a
+/// register bit and a lane bit trade places (the steps of a sort, a
+/// transpose inside a warp), where all readers of one lane would otherwise
+/// want different registers of it.
 struct ShufflePlan {
-  std::vector<int> source_register;
-  std::vector<std::int32_t> register_lane;
+  std::vector<int> send_register;
+  std::vector<std::int32_t> send_lane_bases;
+  std::vector<std::int32_t> send_warp_bases;
+  std::vector<std::int32_t> read_lane;
   std::vector<std::int32_t> lane_bases;
   std::vector<std::int32_t> warp_bases;
+  std::vector<std::int32_t> receive_lane_bases;
+
+  /// Whether every thread reads its own lane in round t: the round needs no shuffle.
+  bool reads_own_lane(int round) const;
 };
 
+/// A thread picks among at most 2^kMaxShuffleSelectBits of its registers on
+/// either side of the shuffle (2^k - 1 selects per register); a plan that
+/// would pick among more goes through shared memory instead.
+inline constexpr int kMaxShuffleSelectBits = 2;
+
 /// A shuffle plan for `from` → `to` (checked as by classify_conversion), or
-/// none when no holder of some element is in the reading thread's warp or
-/// the source register would depend on the lane or warp. Among the holders
+/// none when no holder of some element is in the reading thread's warp or the
+/// threads would pick among too many registers. Among the holders
 /// from⁻¹ ∘ to and the replicas of `from` (its kernel) it picks, per basis
-/// vector, one that keeps the warp and a register fixed per r.
+/// vector, one in the reader's warp, with the register fixed where a replica
+/// allows; where readers of one lane in one round would want different
+/// registers, it moves the lane bit's elements to another round.
 std::optional<ShufflePlan> plan_warp_shuffle(const LinearLayout& from, const LinearLayout& to);
 
 }  // namespace kiln::lowering
