@@ -62,36 +62,36 @@ const char* kLoadedRowPlusColumn =
 }
 )";
 
-/// out[i][j] = sum over blocks b of (b*32 + i) * (b*32 + j): a tile computed in
+/// out[i][j] = sum over blocks b of (b*16 + i) * (b*16 + j): a tile computed in
 /// the loop body is needed as a row and as a column in every iteration.
 const char* kOuterProductsInALoop =
     R"(kernel @outer_products(%0: ptr<f32> {divisibility = 16}, %1: i32) {
   %2 = constant {value = 0} : i32
-  %3 = constant {value = 32} : i32
-  %4 = arange {start = 0} : tile<32xi32>
-  %5 = constant {value = 0.0} : tile<32x32xf32>
-  %6 = for %2, %1, %3, %5 : tile<32x32xf32> {
-  ^(%7: i32, %8: tile<32x32xf32>):
-    %9 = splat %7 : tile<32xi32>
-    %10 = add %9, %4 : tile<32xi32>
-    %11 = cast %10 : tile<32xf32>
-    %12 = expand_dims %11 {axis = 0} : tile<1x32xf32>
-    %13 = expand_dims %11 {axis = 1} : tile<32x1xf32>
-    %14 = broadcast %12 : tile<32x32xf32>
-    %15 = broadcast %13 : tile<32x32xf32>
-    %16 = mul %14, %15 : tile<32x32xf32>
-    %17 = add %8, %16 : tile<32x32xf32>
+  %3 = constant {value = 16} : i32
+  %4 = arange {start = 0} : tile<16xi32>
+  %5 = constant {value = 0.0} : tile<16x16xf32>
+  %6 = for %2, %1, %3, %5 : tile<16x16xf32> {
+  ^(%7: i32, %8: tile<16x16xf32>):
+    %9 = splat %7 : tile<16xi32>
+    %10 = add %9, %4 : tile<16xi32>
+    %11 = cast %10 : tile<16xf32>
+    %12 = expand_dims %11 {axis = 0} : tile<1x16xf32>
+    %13 = expand_dims %11 {axis = 1} : tile<16x1xf32>
+    %14 = broadcast %12 : tile<16x16xf32>
+    %15 = broadcast %13 : tile<16x16xf32>
+    %16 = mul %14, %15 : tile<16x16xf32>
+    %17 = add %8, %16 : tile<16x16xf32>
     yield %17
   }
-  %18 = expand_dims %4 {axis = 1} : tile<32x1xi32>
-  %19 = constant {value = 32} : tile<32x1xi32>
-  %20 = mul %18, %19 : tile<32x1xi32>
-  %21 = broadcast %20 : tile<32x32xi32>
-  %22 = expand_dims %4 {axis = 0} : tile<1x32xi32>
-  %23 = broadcast %22 : tile<32x32xi32>
-  %24 = add %21, %23 : tile<32x32xi32>
-  %25 = splat %0 : tile<32x32xptr<f32>>
-  %26 = addptr %25, %24 : tile<32x32xptr<f32>>
+  %18 = expand_dims %4 {axis = 1} : tile<16x1xi32>
+  %19 = constant {value = 16} : tile<16x1xi32>
+  %20 = mul %18, %19 : tile<16x1xi32>
+  %21 = broadcast %20 : tile<16x16xi32>
+  %22 = expand_dims %4 {axis = 0} : tile<1x16xi32>
+  %23 = broadcast %22 : tile<16x16xi32>
+  %24 = add %21, %23 : tile<16x16xi32>
+  %25 = splat %0 : tile<16x16xptr<f32>>
+  %26 = addptr %25, %24 : tile<16x16xptr<f32>>
   store %26, %6 {cache = none, evict = none}
 }
 )";
@@ -344,13 +344,15 @@ TEST(Conversion, InsideALoopBody) {
 }
 
 TEST(Conversion, InsideALoopBodyWithinAWarpShuffles) {
-  // 32 elements: a thread holds 4 consecutive elements of the row and needs
-  // 2 of the column, each in another lane. The sender picks which of its 4
-  // it offers by the reader's lane (3 selects), and two shuffles deliver.
+  // 16 elements over 4 warps: a thread holds 2 consecutive elements of the
+  // row and needs 1 of the column, in another lane. The sender picks which
+  // of its 2 it offers by the reader's lane (1 select), and one shuffle
+  // delivers.
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const lowering::GpuKernel kernel = compile_text(kOuterProductsInALoop, arch);
     EXPECT_EQ(kernel.shared_bytes, 0u);
-    EXPECT_EQ(count(kernel.ptx, "shfl.sync.idx.b32"), 2) << kernel.ptx;
+    EXPECT_EQ(count(kernel.ptx, "shfl.sync.idx.b32"), 1) << kernel.ptx;
+    EXPECT_GE(count(kernel.ptx, "selp.f32"), 1) << kernel.ptx;
     EXPECT_EQ(count(kernel.ptx, "bar.sync"), 0) << kernel.ptx;
     KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "outer_products");
   }
