@@ -28,6 +28,11 @@ namespace kl = kiln;
 /// dx for rows group, group + G, … (G = the grid size) of rows that fit one
 /// column tile (n <= BLOCK_N); the group's sums of dy * xhat and dy stay in
 /// registers and are written once, as row `group` of partial_dw and partial_db.
+/// w is loaded again for every row (from the L1 cache after the first):
+/// holding it too would take 16 more registers a thread at 4096 columns, 142
+/// instead of about 120 on sm_90a, and then the
+/// layer_norm_backward_programs_per_unit programs that the grid plans for
+/// would not fit one multiprocessor's registers together.
 template <class T, int BLOCK_N>
 void layer_norm_backward_rows(kl::Ptr<T> dy, kl::Ptr<T> x, kl::Ptr<T> weight, kl::Ptr<kl::f32> mean,
                               kl::Ptr<kl::f32> rstd, kl::Ptr<T> dx, kl::Ptr<kl::f32> partial_dw,
@@ -36,12 +41,12 @@ void layer_norm_backward_rows(kl::Ptr<T> dy, kl::Ptr<T> x, kl::Ptr<T> weight, kl
   auto cols = kl::arange<BLOCK_N>();
   auto mask = cols < n;
   auto n_f32 = kl::cast<kl::f32>(n);
-  auto w = kl::cast<kl::f32>(kl::load(weight + cols, mask));
   kl::Var dw = kl::zeros<kl::f32, BLOCK_N>();
   kl::Var db = kl::zeros<kl::f32, BLOCK_N>();
   for (auto row : kl::range(group, rows, kl::num_programs(0))) {
     // Row offsets in i64: rows * n may pass 2^31 even when n does not.
     auto row_start = kl::cast<kl::i64>(row) * n;
+    auto w = kl::cast<kl::f32>(kl::load(weight + cols, mask));
     auto values = kl::cast<kl::f32>(kl::load(x + row_start + cols, mask));
     auto grad = kl::cast<kl::f32>(kl::load(dy + row_start + cols, mask));
     auto row_rstd = kl::load(rstd + row);
@@ -140,16 +145,20 @@ void layer_norm_backward_reduce(kl::Ptr<kl::f32> partial_dw, kl::Ptr<kl::f32> pa
 inline constexpr int layer_norm_reduce_block_groups = 16;
 inline constexpr int layer_norm_reduce_block_cols = 256;
 
+/// Programs of the row kernel per compute unit (a multiprocessor on a GPU):
+/// two keep every unit busy and hide one program's latency behind another's.
+inline constexpr int layer_norm_backward_programs_per_unit = 2;
+
 // [book:groups]
 /// The number of partial rows G for `rows` rows on a device running
-/// `compute_units` programs at once: two programs per unit keep every unit
-/// busy (and hide one program's latency behind another's), and each program
-/// gets at least 8 rows so that writing and re-reading the [G, n] partials
-/// (8 G n bytes each way for dw and db) stays small next to the rows' own
-/// traffic (at least 6 n bytes per row for dy, x and dx in f16).
+/// `compute_units` programs at once: layer_norm_backward_programs_per_unit
+/// (two) programs per unit, and each program gets at least 8 rows so that
+/// writing and re-reading the [G, n] partials (8 G n bytes each way for dw
+/// and db) stays small next to the rows' own traffic (at least 6 n bytes per
+/// row for dy, x and dx in f16).
 inline int layer_norm_backward_groups(std::int64_t rows, int compute_units) {
-  return static_cast<int>(
-      std::clamp<std::int64_t>(rows / 8, 1, 2 * static_cast<std::int64_t>(std::max(compute_units, 1))));
+  return static_cast<int>(std::clamp<std::int64_t>(
+      rows / 8, 1, layer_norm_backward_programs_per_unit * static_cast<std::int64_t>(std::max(compute_units, 1))));
 }
 // [/book:groups]
 
