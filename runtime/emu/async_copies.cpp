@@ -16,6 +16,12 @@ void AsyncCopies::commit() {
   ++committed_;
 }
 
+std::optional<std::uint32_t> AsyncCopies::site_in_flight_at(const std::byte* address) const {
+  for (const Copy& copy : copies_)
+    if (address >= copy.destination && address < copy.destination + copy.data.size()) return copy.site;
+  return std::nullopt;
+}
+
 void AsyncCopies::clear() {
   copies_.clear();
   committed_ = 0;

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace kiln::runtime::emu {
@@ -37,6 +38,8 @@ class AsyncCopies {
       }
     std::erase_if(copies_, done);
   }
+  /// The access site of a copy in flight whose destination holds `address`, if any.
+  std::optional<std::uint32_t> site_in_flight_at(const std::byte* address) const;
   /// Forgets every copy (a new program).
   void clear();
 

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "cta_scheduler.hpp"
 #include "kiln/lowering/compile.hpp"
@@ -147,6 +148,8 @@ bool CtaScheduler::run(const std::array<int, 3>& program) {
     if (faulted_) break;
   }
   sanitizer_.end_program();
+  if (const std::optional<UnwrittenRead>& read = shared_shadow_.unwritten_read(); read && !faulted_)
+    record_fault(unwritten_read_fault(*read));
   if (faulted_) return false;
   running_ = -1;
   if (finished_ == thread_count_) return true;
@@ -231,6 +234,8 @@ std::uint32_t CtaScheduler::barrier(std::uint32_t site, BarrierMode mode, bool p
   // them can reach the next barrier, which needs every thread again.
   barrier_arrived_ = 0;
   barrier_result_ = barrier_accumulated_;
+  if (const std::optional<UnwrittenRead>& read = shared_shadow_.unwritten_read())
+    fault([&] { return unwritten_read_fault(*read); });
   shared_shadow_.barrier();
   for (int t = 0; t < thread_count_; ++t)
     if (t != running_ && states_[static_cast<std::size_t>(t)] == ThreadState::at_barrier) make_ready(t);

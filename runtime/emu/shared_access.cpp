@@ -1,11 +1,21 @@
-// The emu's shared-memory checks (shared_access.hpp): the shadow's race rule
-// and the messages of the access hooks.
+// The emu's shared-memory checks (shared_access.hpp): the shadow's rules for
+// unwritten bytes and races, and the messages of the access hooks.
 #include "shared_access.hpp"
 
 #include "cta_scheduler.hpp"
 #include "kiln/lowering/compile.hpp"
 
 namespace kiln::runtime::emu {
+
+std::optional<std::size_t> SharedMemoryShadow::first_unwritten(std::size_t offset, std::size_t bytes) const {
+  for (std::size_t b = offset; b < offset + bytes; ++b)
+    if (records_[b].written_in != program_epoch_) return b;
+  return std::nullopt;
+}
+
+void SharedMemoryShadow::mark_written(std::size_t offset, std::size_t bytes) {
+  for (std::size_t b = offset; b < offset + bytes; ++b) records_[b].written_in = program_epoch_;
+}
 
 std::optional<SharedRace> SharedMemoryShadow::read(std::size_t offset, std::size_t bytes, int thread,
                                                    std::uint32_t site) {
@@ -29,8 +39,9 @@ std::optional<SharedRace> SharedMemoryShadow::write(const std::byte* memory, std
                                                     std::size_t bytes, int thread, std::uint32_t site,
                                                     std::uint32_t since) {
   for (std::size_t b = offset; b < offset + bytes; ++b) {
-    if (data[b - offset] == memory[b]) continue;
     ByteRecord& record = records_[b];
+    record.written_in = program_epoch_;
+    if (data[b - offset] == memory[b]) continue;
     if (record.write_epoch >= since && record.writer != kNobody && record.writer != thread)
       return SharedRace{b, record.writer, record.write_site, true};
     if (record.read_epoch >= since)
@@ -88,12 +99,31 @@ void check_shared_access(const std::byte* address, std::uint64_t bytes, std::uin
   const auto offset = static_cast<std::size_t>(address - scheduler.shared_memory());
   SharedMemoryShadow& shadow = scheduler.shared_shadow();
   const int thread = scheduler.thread_index();
-  if (site.kind == AccessSite::Kind::atomic) return;  // atomics do not race with each other
+  if (site.kind == AccessSite::Kind::atomic) {  // atomics do not race with each other
+    shadow.mark_written(offset, bytes);
+    return;
+  }
   const bool writes = stored != nullptr;
+  if (!writes)
+    if (const std::optional<std::size_t> unwritten = shadow.first_unwritten(offset, bytes))
+      shadow.note_unwritten_read({*unwritten, thread, site_index,
+                                  scheduler.async_copies().site_in_flight_at(scheduler.shared_memory() + *unwritten)});
   const std::optional<SharedRace> race =
       writes ? shadow.write(scheduler.shared_memory(), offset, stored, bytes, thread, site_index, shadow.epoch())
              : shadow.read(offset, bytes, thread, site_index);
   if (race) report(scheduler, site, writes, *race, false);
+}
+
+std::string unwritten_read_fault(const UnwrittenRead& read) {
+  const CtaScheduler& scheduler = CtaScheduler::current();
+  const KernelDescription& kernel = *scheduler.launch().kernel;
+  const std::string reads = "kernel " + kernel.name + ": thread " + std::to_string(read.thread) + "'s " +
+                            site_string(kernel.access_sites[read.site]) + " in " + scheduler.program_string() +
+                            " reads byte " + std::to_string(read.byte) + " of shared memory";
+  if (read.copy_site)
+    return reads + " before a cp.async.wait_group completed its " + site_string(kernel.access_sites[*read.copy_site]) +
+           " into it";
+  return reads + ", which no thread of the program had written: on a GPU it holds what an earlier program left";
 }
 
 void check_async_copy_destination(const std::byte* address, std::uint64_t bytes, std::uint32_t site) {

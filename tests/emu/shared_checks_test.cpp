@@ -1,9 +1,11 @@
 // The emu as a sanitizer of shared memory: an access outside the program's
-// shared memory is a fault naming the source line, like a global one; two
-// threads touching one byte between the same two barriers, at least one of
-// them writing a new value, is a race naming both threads and both lines
-// (plain loads and stores, cp.async from its issue to its wait, ldmatrix);
-// the same kernels with the barrier in place run and give the right answer.
+// shared memory is a fault naming the source line, like a global one; a
+// read of bytes no thread of the program has written is a fault naming the
+// reader; two threads touching one byte between the same two barriers, at
+// least one of them writing a new value, is a race naming both threads and
+// both lines (plain loads and stores, cp.async from its issue to its wait,
+// ldmatrix); the same kernels with the barrier in place run and give the
+// right answer.
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -76,14 +78,64 @@ TEST(SharedChecks, AReadOfAnotherThreadsWriteWithNoBarrierBetweenIsARace) {
   EXPECT_EQ(out, std::vector<std::int32_t>(128, 7));
 }
 
-// Thread 0 reads the cell into out[0]; thread %writer then stores its index
-// + 100 there; after a barrier every thread reads it.
+// Every thread reads the second word of the cell after a barrier; thread 0
+// stores 7 into the first word and, when %whole is not 0, the second too.
+const char* kReadOfUnwritten = R"(
+@cell = internal addrspace(3) global [2 x i32] undef, align 16
+define ptx_kernel void @read_of_unwritten(ptr addrspace(1) %out, i32 %whole) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %first = icmp eq i32 %tid, 0
+  br i1 %first, label %write, label %wait
+write:
+  store i32 7, ptr addrspace(3) @cell
+  %both = icmp ne i32 %whole, 0
+  br i1 %both, label %second, label %wait
+second:
+  %word = getelementptr i32, ptr addrspace(3) @cell, i32 1
+  store i32 7, ptr addrspace(3) %word
+  br label %wait
+wait:
+  call void @llvm.nvvm.barrier0()
+  %at = getelementptr i32, ptr addrspace(3) @cell, i32 1
+  %v = load i32, ptr addrspace(3) %at, !kiln.place !0
+  %p = getelementptr i32, ptr addrspace(1) %out, i32 %tid
+  store i32 %v, ptr addrspace(1) %p
+  ret void
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.barrier0()
+!0 = !{!"unwritten.hpp:9"}
+)";
+
+TEST(SharedChecks, AReadOfBytesNoThreadWroteIsAFaultNamingTheReader) {
+  // The last thread to reach the barrier runs on first and reads first.
+  const auto kernel = compile_nvvm(kReadOfUnwritten, "read_of_unwritten", "%0: ptr<i32>, %1: i32");
+  EXPECT_EQ(
+      run_error(kernel, 0),
+      "kernel read_of_unwritten: thread 127's shared load at unwritten.hpp:9 in program (0, 0, 0) reads byte 4 of "
+      "shared memory, which no thread of the program had written: on a GPU it holds what an earlier program "
+      "left");
+  std::vector<std::int32_t> out;
+  EXPECT_EQ(run_error(kernel, 1, &out), "");
+  EXPECT_EQ(out, std::vector<std::int32_t>(128, 7));
+}
+
+// Thread 0 zeroes the cell (behind a barrier: no read finds it unwritten),
+// then reads it into out[0]; thread %writer then stores its index + 100
+// there; after a barrier every thread reads it.
 const char* kWriteAfterRead = R"(
 @cell = internal addrspace(3) global [32 x i32] undef, align 16
 define ptx_kernel void @write_after_read(ptr addrspace(1) %out, i32 %writer) {
 entry:
   %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %first = icmp eq i32 %tid, 0
+  br i1 %first, label %init, label %start
+init:
+  store i32 0, ptr addrspace(3) @cell
+  br label %start
+start:
+  call void @llvm.nvvm.barrier0()
   br i1 %first, label %read, label %next
 read:
   %old = load i32, ptr addrspace(3) @cell, !kiln.place !0
@@ -176,15 +228,22 @@ TEST(SharedChecks, AnAccessOutsideTheProgramsSharedMemoryIsAFaultNamingItsLine) 
             "0 is before the start of the program's 128 bytes of shared memory");
 }
 
-// Thread 0 reads the cell; thread 1 then copies in[0] into it with cp.async
-// (behind a barrier when %sync is not 0) and waits; after a barrier every
-// thread reads the cell.
+// Thread 0 zeroes the cell (behind a barrier: no read finds it unwritten),
+// then reads it; thread 1 then copies in[0] into it with cp.async (behind a
+// barrier when %sync is not 0) and waits; after a barrier every thread reads
+// the cell.
 const char* kCopyOverARead = R"(
 @cell = internal addrspace(3) global [4 x i32] undef, align 16
 define ptx_kernel void @copy_over_read(ptr addrspace(1) %out, i32 %sync, ptr addrspace(1) %in) {
 entry:
   %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %first = icmp eq i32 %tid, 0
+  br i1 %first, label %init, label %start
+init:
+  store i32 0, ptr addrspace(3) @cell
+  br label %start
+start:
+  call void @llvm.nvvm.barrier0()
   br i1 %first, label %read, label %next
 read:
   %old = load i32, ptr addrspace(3) @cell, !kiln.place !0
