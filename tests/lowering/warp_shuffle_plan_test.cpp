@@ -1,6 +1,7 @@
 // Warp-shuffle plans for conversions inside a warp, checked by running them
 // thread by thread: lanes trading places with registers (a sort's and a
-// transpose's steps), random permutations of a warp's elements, replicated
+// transpose's steps), random permutations of a warp's elements, random
+// layouts that hold elements several times on either side, replicated
 // sources, and the bound on how many registers a thread picks among.
 #include <gtest/gtest.h>
 
@@ -98,6 +99,46 @@ TEST(WarpShufflePlan, PlansOfRandomPermutationsInsideAWarpDeliverEveryElement) {
   }
   EXPECT_GE(planned, 150);
   EXPECT_GT(refused, 0);
+}
+
+/// A layout over `registers` register bits, 5 lane bits and 1 warp bit onto
+/// dim0 of 2^`out_bits` elements (fewer than the inputs when some are
+/// replicas): each output bit from one random input bit, the other inputs
+/// random combinations of output bits or 0; the warp bit is a replica.
+LinearLayout random_replicated_layout(std::mt19937& random, int registers, int out_bits) {
+  const int inputs = registers + 5;
+  std::vector<int> order(static_cast<std::size_t>(inputs));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), random);
+  std::vector<std::int32_t> bases(static_cast<std::size_t>(inputs), 0);
+  for (int bit = 0; bit < out_bits; ++bit)
+    bases[static_cast<std::size_t>(order[static_cast<std::size_t>(bit)])] = 1 << bit;
+  for (int k = out_bits; k < inputs; ++k)
+    if (random() % 2)
+      bases[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] =
+          static_cast<std::int32_t>(random() % (1u << out_bits));
+  std::vector<LinearLayout::Basis> register_bases, lane_bases;
+  for (int k = 0; k < registers; ++k) register_bases.push_back({bases[static_cast<std::size_t>(k)]});
+  for (int k = 0; k < 5; ++k) lane_bases.push_back({bases[static_cast<std::size_t>(registers + k)]});
+  return LinearLayout({{"register", register_bases}, {"lane", lane_bases}, {"warp", {{0}}}}, {{"dim0", out_bits}});
+}
+
+TEST(WarpShufflePlan, PlansBetweenReplicatedLayoutsDeliverEveryElement) {
+  // Both sides hold some elements several times (zero or dependent bases),
+  // which gives the planner replicas to choose among.
+  std::mt19937 random(7);
+  int planned = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int out_bits = 3 + trial % 4;
+    const LinearLayout from = random_replicated_layout(random, 1 + trial % 3, out_bits);
+    const LinearLayout to = random_replicated_layout(random, 1 + (trial / 3) % 3, out_bits);
+    if (classify_conversion(from, to) != ConversionKind::warp_shuffle) continue;
+    const auto plan = plan_warp_shuffle(from, to);
+    if (!plan) continue;
+    ++planned;
+    expect_plan_delivers(from, to, *plan, "replicated trial " + std::to_string(trial));
+  }
+  EXPECT_GE(planned, 100);
 }
 
 TEST(WarpShufflePlan, AReplicatedSourceIsReadFromTheCopyThatNeedsNoPick) {
