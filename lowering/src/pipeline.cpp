@@ -2,6 +2,7 @@
 // docs/architecture.md ("The GPU lowering"): verify, axis analysis, layouts, target, LLVM
 // codegen, libdevice linking, O3, PTX. Each step is timed and dumped on request (KILN_DUMP=<pass>
 // or `all`, like ir::optimize's passes).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -62,6 +63,32 @@ std::string describe_axes(const ir::Function& fn, const AxisInfoMap& axes) {
   return out.str();
 }
 
+/// A conversion's mechanism and its cost: the shuffles each thread issues
+/// (and whether threads pick among their registers around them), or the
+/// program's scratch bytes and two barriers of a trip through shared memory.
+std::string describe_conversion(const LayoutConversion& conversion) {
+  const ConversionKind kind = planned_conversion_kind(conversion);
+  std::string text(to_string(kind));
+  if (kind == ConversionKind::warp_shuffle) {
+    const ShufflePlan plan = *plan_warp_shuffle(conversion.from, conversion.to);
+    int shuffles = 0;
+    for (std::size_t t = 0; t < plan.read_lane.size(); ++t)
+      shuffles += plan.reads_own_lane(static_cast<int>(t)) ? 0 : 1;
+    auto picks = [](const std::vector<std::int32_t>& bases) {
+      return std::any_of(bases.begin(), bases.end(), [](std::int32_t basis) { return basis != 0; });
+    };
+    text += ", " + std::to_string(shuffles) + (shuffles == 1 ? " shuffle" : " shuffles");
+    if (picks(plan.send_lane_bases) || picks(plan.send_warp_bases) || picks(plan.receive_lane_bases))
+      text += " with selects";
+  }
+  if (kind == ConversionKind::shared_memory) {
+    const std::int64_t bytes =
+        (std::int64_t{1} << conversion.from.total_out_bits()) * conversion.value->type.element_bytes();
+    text += ", " + std::to_string(bytes) + " bytes, 2 barriers";
+  }
+  return text;
+}
+
 std::string describe_layouts(const ir::Function& fn, const AxisInfoMap& axes, const LayoutMap& layouts,
                              const GpuTarget& target) {
   std::ostringstream out;
@@ -79,8 +106,7 @@ std::string describe_layouts(const ir::Function& fn, const AxisInfoMap& axes, co
     for (const ir::Value* operand : op.operands)
       if (const LayoutConversion* conversion = layouts.conversion(op, *operand))
         out << "convert %" << operand->id << " (" << ir::to_string(operand->type) << ") for `"
-            << ir::op_info(op.code).name << "` at " << op_place(op) << ": "
-            << to_string(planned_conversion_kind(*conversion)) << "\n";
+            << ir::op_info(op.code).name << "` at " << op_place(op) << ": " << describe_conversion(*conversion) << "\n";
   });
   out << describe_shared_rings(plan_shared_rings(fn, axes, layouts, target));
   return out.str();

@@ -5,13 +5,14 @@
 // moved with warp shuffles when every element is in the reader's warp and
 // through shared memory otherwise; shuffle plans read the right element in
 // every thread; conversions through shuffles and through shared memory
-// work inside a loop; what is still not
-// convertible is a clear error.
+// work inside a loop; the layout dump names each one's cost; what is still
+// not convertible is a clear error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "codegen/codegen_support.hpp"
@@ -356,6 +357,24 @@ TEST(Conversion, InsideALoopBodyWithinAWarpShuffles) {
     EXPECT_EQ(count(kernel.ptx, "bar.sync"), 0) << kernel.ptx;
     KILN_EXPECT_PTXAS_ACCEPTS(kernel, arch, "outer_products");
   }
+}
+
+TEST(Conversion, TheLayoutDumpNamesEachConversionsCost) {
+  auto layouts_of = [](const char* text) {
+    std::ostringstream log;
+    const std::unique_ptr<ir::Function> fn = ir::parse_function(text);
+    lowering::compile_for_gpu(*fn, lowering::GpuTarget{.arch = "sm_90a", .num_warps = 4},
+                              {.dump_after = "layouts", .stop_after = "layouts", .log = &log});
+    return log.str();
+  };
+  // The 16-element row: one shuffle a thread, the sender picking which of
+  // its two elements it offers. The loaded 64-element i32 row, needed as a
+  // column of a 64x64 tile over 4 warps, crosses warps: 256 bytes of scratch
+  // and two barriers.
+  EXPECT_TRUE(
+      contains(layouts_of(kOuterProductsInALoop),
+               "(tile<16xf32>) for `expand_dims` at %13 = expand_dims: warp_shuffle, 1 shuffle with selects\n"));
+  EXPECT_TRUE(contains(layouts_of(kLoadedRowPlusColumn), ": shared_memory, 256 bytes, 2 barriers\n"));
 }
 
 TEST(Conversion, TwoReducesLeavingOneTileInTwoLayoutsConvertTheSecondResult) {
