@@ -187,6 +187,19 @@ bool ShufflePlan::reads_own_lane(int round) const {
   return std::all_of(warp_bases.begin(), warp_bases.end(), [](std::int32_t basis) { return basis == 0; });
 }
 
+int ShufflePlan::shuffles() const {
+  int count = 0;
+  for (std::size_t t = 0; t < read_lane.size(); ++t) count += reads_own_lane(static_cast<int>(t)) ? 0 : 1;
+  return count;
+}
+
+bool ShufflePlan::picks_registers() const {
+  auto any = [](const std::vector<std::int32_t>& bases) {
+    return std::any_of(bases.begin(), bases.end(), [](std::int32_t basis) { return basis != 0; });
+  };
+  return any(send_lane_bases) || any(send_warp_bases) || any(receive_lane_bases);
+}
+
 namespace {
 
 /// The lanes threads read in one round, as a span of lane bases, with the

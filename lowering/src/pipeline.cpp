@@ -2,7 +2,6 @@
 // docs/architecture.md ("The GPU lowering"): verify, axis analysis, layouts, target, LLVM
 // codegen, libdevice linking, O3, PTX. Each step is timed and dumped on request (KILN_DUMP=<pass>
 // or `all`, like ir::optimize's passes).
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -71,15 +70,8 @@ std::string describe_conversion(const LayoutConversion& conversion) {
   std::string text(to_string(kind));
   if (kind == ConversionKind::warp_shuffle) {
     const ShufflePlan plan = *plan_warp_shuffle(conversion.from, conversion.to);
-    int shuffles = 0;
-    for (std::size_t t = 0; t < plan.read_lane.size(); ++t)
-      shuffles += plan.reads_own_lane(static_cast<int>(t)) ? 0 : 1;
-    auto picks = [](const std::vector<std::int32_t>& bases) {
-      return std::any_of(bases.begin(), bases.end(), [](std::int32_t basis) { return basis != 0; });
-    };
-    text += ", " + std::to_string(shuffles) + (shuffles == 1 ? " shuffle" : " shuffles");
-    if (picks(plan.send_lane_bases) || picks(plan.send_warp_bases) || picks(plan.receive_lane_bases))
-      text += " with selects";
+    text += ", " + std::to_string(plan.shuffles()) + (plan.shuffles() == 1 ? " shuffle" : " shuffles");
+    if (plan.picks_registers()) text += " with selects";
   }
   if (kind == ConversionKind::shared_memory) {
     const std::int64_t bytes =

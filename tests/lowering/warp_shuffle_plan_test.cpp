@@ -39,12 +39,6 @@ std::vector<int> identity_order(int bits) {
   return order;
 }
 
-int shuffle_rounds(const ShufflePlan& plan) {
-  int shuffles = 0;
-  for (std::size_t t = 0; t < plan.read_lane.size(); ++t) shuffles += plan.reads_own_lane(static_cast<int>(t)) ? 0 : 1;
-  return shuffles;
-}
-
 TEST(WarpShufflePlan, ARegisterBitTradingPlacesWithALaneBitTakesHalfTheRegistersInShuffles) {
   // Every pair (register bit, lane bit) of a layout with 1 to 3 register
   // bits, in 1 and 4 warps: the thread keeps half its elements and trades
@@ -64,7 +58,7 @@ TEST(WarpShufflePlan, ARegisterBitTradingPlacesWithALaneBitTakesHalfTheRegisters
           const auto plan = plan_warp_shuffle(from, to);
           ASSERT_TRUE(plan.has_value()) << what;
           expect_plan_delivers(from, to, *plan, what);
-          EXPECT_EQ(shuffle_rounds(*plan), 1 << (registers - 1)) << what;
+          EXPECT_EQ(plan->shuffles(), 1 << (registers - 1)) << what;
           ++planned;
         }
   EXPECT_EQ(planned, 60);

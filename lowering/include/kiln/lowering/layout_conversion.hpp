@@ -80,6 +80,10 @@ struct ShufflePlan {
 
   /// Whether every thread reads its own lane in round t: the round needs no shuffle.
   bool reads_own_lane(int round) const;
+  /// The shfl.sync.idx each thread issues: the rounds that read another lane.
+  int shuffles() const;
+  /// Whether threads pick among their registers before or after the shuffles.
+  bool picks_registers() const;
 };
 
 /// A thread picks among at most 2^kMaxShuffleSelectBits of its registers on
