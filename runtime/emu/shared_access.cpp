@@ -7,22 +7,19 @@
 
 namespace kiln::runtime::emu {
 
-std::optional<std::size_t> SharedMemoryShadow::first_unwritten(std::size_t offset, std::size_t bytes) const {
-  for (std::size_t b = offset; b < offset + bytes; ++b)
-    if (records_[b].written_in != program_epoch_) return b;
-  return std::nullopt;
-}
-
 void SharedMemoryShadow::mark_written(std::size_t offset, std::size_t bytes) {
   for (std::size_t b = offset; b < offset + bytes; ++b) records_[b].written_in = program_epoch_;
 }
 
-std::optional<SharedRace> SharedMemoryShadow::read(std::size_t offset, std::size_t bytes, int thread,
-                                                   std::uint32_t site) {
+SharedRead SharedMemoryShadow::read(std::size_t offset, std::size_t bytes, int thread, std::uint32_t site) {
+  SharedRead found;
   for (std::size_t b = offset; b < offset + bytes; ++b) {
     ByteRecord& record = records_[b];
-    if (record.write_epoch == epoch_ && record.writer != thread)
-      return SharedRace{b, record.writer, record.write_site, true};
+    if (!found.unwritten && record.written_in != program_epoch_) found.unwritten = b;
+    if (record.write_epoch == epoch_ && record.writer != thread) {
+      found.race = SharedRace{b, record.writer, record.write_site, true};
+      return found;
+    }
     if (record.read_epoch != epoch_) {
       record.read_epoch = epoch_;
       record.readers = {thread, kNobody};
@@ -32,7 +29,7 @@ std::optional<SharedRace> SharedMemoryShadow::read(std::size_t offset, std::size
       record.read_sites[1] = site;
     }
   }
-  return std::nullopt;
+  return found;
 }
 
 std::optional<SharedRace> SharedMemoryShadow::write(const std::byte* memory, std::size_t offset, const std::byte* data,
@@ -103,15 +100,18 @@ void check_shared_access(const std::byte* address, std::uint64_t bytes, std::uin
     shadow.mark_written(offset, bytes);
     return;
   }
-  const bool writes = stored != nullptr;
-  if (!writes)
-    if (const std::optional<std::size_t> unwritten = shadow.first_unwritten(offset, bytes))
-      shadow.note_unwritten_read({*unwritten, thread, site_index,
-                                  scheduler.async_copies().site_in_flight_at(scheduler.shared_memory() + *unwritten)});
-  const std::optional<SharedRace> race =
-      writes ? shadow.write(scheduler.shared_memory(), offset, stored, bytes, thread, site_index, shadow.epoch())
-             : shadow.read(offset, bytes, thread, site_index);
-  if (race) report(scheduler, site, writes, *race, false);
+  if (stored) {
+    if (const std::optional<SharedRace> race =
+            shadow.write(scheduler.shared_memory(), offset, stored, bytes, thread, site_index, shadow.epoch()))
+      report(scheduler, site, true, *race, false);
+    return;
+  }
+  const SharedRead read = shadow.read(offset, bytes, thread, site_index);
+  if (read.race) report(scheduler, site, false, *read.race, false);
+  if (read.unwritten)
+    shadow.note_unwritten_read(
+        {*read.unwritten, thread, site_index,
+         scheduler.async_copies().site_in_flight_at(scheduler.shared_memory() + *read.unwritten)});
 }
 
 std::string unwritten_read_fault(const UnwrittenRead& read) {

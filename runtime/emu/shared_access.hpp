@@ -26,6 +26,12 @@ struct SharedRace {
   bool wrote;          // whether it wrote (else it read)
 };
 
+/// What a read found: a race, or a byte no thread of the program had written.
+struct SharedRead {
+  std::optional<SharedRace> race;
+  std::optional<std::size_t> unwritten;
+};
+
 /// A read of shared memory that no thread of the program had written.
 struct UnwrittenRead {
   std::size_t byte;                        // the first such byte (offset in shared memory)
@@ -48,9 +54,6 @@ class SharedMemoryShadow {
   void barrier() { ++epoch_; }
   std::uint32_t epoch() const { return epoch_; }
 
-  /// The first byte of [offset, offset + bytes) no thread of the program has
-  /// written (a store, a landed cp.async or an atomic), if any.
-  std::optional<std::size_t> first_unwritten(std::size_t offset, std::size_t bytes) const;
   /// An atomic at [offset, offset + bytes): its bytes count as written.
   void mark_written(std::size_t offset, std::size_t bytes);
   /// Keeps the program's first unwritten read. It is a fault at the next
@@ -61,8 +64,10 @@ class SharedMemoryShadow {
   }
   const std::optional<UnwrittenRead>& unwritten_read() const { return unwritten_read_; }
   /// `thread` reads [offset, offset + bytes) at `site`: the first race with
-  /// another thread's write since the last barrier, else records the read.
-  std::optional<SharedRace> read(std::size_t offset, std::size_t bytes, int thread, std::uint32_t site);
+  /// another thread's write since the last barrier, else records the read;
+  /// and the first byte no thread of the program has written (a store, a
+  /// landed cp.async or an atomic), if any.
+  SharedRead read(std::size_t offset, std::size_t bytes, int thread, std::uint32_t site);
   /// `thread` writes `data` over `memory`'s [offset, offset + bytes) at
   /// `site`: the first race with another thread's read or write since the
   /// barrier before epoch `since` (the current one for a store; the issue's
