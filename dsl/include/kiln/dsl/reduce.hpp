@@ -221,6 +221,27 @@ plain_t<X> associative_scan(const X& x, axis_t<A>, Combine combine, bool reverse
   return plain_t<X>(op->result(0));
 }
 
+/// Inclusive scan of several same-shaped tiles together along axis A, as
+/// Triton's associative_scan of a tuple: combine takes the n earlier
+/// elements then the n later ones and returns a std::tuple of n. It need
+/// only be associative, so a first-order linear recurrence h = a h + x is
+/// the scan of the pairs (a, x) under (a1, x1), (a2, x2) -> (a1 a2, a2 x1 + x2).
+template <int A, class... Xs, class Combine>
+auto associative_scan(const std::tuple<Xs...>& inputs, axis_t<A>, Combine combine, bool reverse = false,
+                      std::source_location loc = std::source_location::current()) {
+  static_assert((axis_check<shape_t<Xs>, A>::value && ...));
+  using S0 = shape_t<std::tuple_element_t<0, std::tuple<Xs...>>>;
+  static_assert((std::is_same_v<shape_t<Xs>, S0> && ...), "kiln: associative_scan inputs must share one shape");
+  std::vector<ir::Value*> operands;
+  std::apply([&](const auto&... x) { (operands.push_back(x.value()), ...); }, inputs);
+  ir::Operation* op = detail::emit_op(ir::OpCode::scan, operands, {ir_type<plain_t<Xs>>()...},
+                                      {{"axis", std::int64_t{A}}, {"reverse", std::int64_t{reverse ? 1 : 0}}}, 1, loc);
+  detail::trace_combine<plain_t<Xs>...>(op->regions[0].get(), combine, std::index_sequence_for<Xs...>{}, loc);
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<plain_t<Xs>...>(plain_t<Xs>(op->result(I))...);
+  }(std::index_sequence_for<Xs...>{});
+}
+
 // [book:cumsum]
 /// Running sum along axis A (in the sum's accumulation dtype).
 template <Numeric X, int A>
