@@ -52,22 +52,16 @@ std::string grid_string(const std::array<int, 3>& grid) {
 }
 
 /// The compile cache's time to find a compiled kernel it holds on disk, as a
-/// new process would: the key (the IR text) printed and hashed, the entry read.
+/// new process would: the key (the traced IR) printed and hashed, the entry read.
 double warm_cache_milliseconds(const runtime::Program& program, const lowering::GpuTarget& target,
                                const std::string& payload) {
   const std::filesystem::path directory =
       std::filesystem::temp_directory_path() / fmt::format("kiln-dump-cache-{}", ::getpid());
-  auto key_of = [&] {
-    runtime::CacheKey key;
-    key.ir = ir::print(program.optimized(), {.locations = true});
-    key.options = cuda::options_key(target);
-    key.target = "ptx " + target.arch;
-    return key;
-  };
-  runtime::CompileCache(directory).get_or_compile(key_of(), [&] { return payload; });
+  const std::string image = "ptx " + target.arch;
+  runtime::CompileCache(directory).get_or_compile(cuda::cache_key(program, target, image), [&] { return payload; });
   const Clock::time_point start = Clock::now();
   runtime::CompileCache fresh(directory);
-  fresh.get_or_compile(key_of(), [&]() -> std::string {
+  fresh.get_or_compile(cuda::cache_key(program, target, image), [&]() -> std::string {
     throw std::runtime_error("kiln dump: the compile cache in " + directory.string() + " lost its entry");
   });
   const double milliseconds = milliseconds_since(start);
@@ -95,14 +89,16 @@ nlohmann::json report(const kernels::KernelInfo& kernel, const DumpCommand& comm
   j["sms"] = command.sms;
   j["traced"] = nlohmann::json::array();
   for (const LaunchRecorder::Compile& c : recorder.compiles)
-    j["traced"].push_back({{"name", c.name}, {"trace_and_ir_passes_ms", c.milliseconds}});
+    j["traced"].push_back({{"name", c.name}, {"trace_ms", c.milliseconds}});
   j["launches"] = nlohmann::json::array();
   for (const LaunchRecorder::Launch& launch : recorder.launches) {
     const runtime::Program& program = *launch.program;
     const lowering::GpuTarget target = cuda::target_for(program, command.arch);
     const Clock::time_point start = Clock::now();
-    const lowering::GpuKernel gpu = lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
-    const double lower_ms = milliseconds_since(start);
+    const ir::Function& optimized = program.optimized();
+    const double passes_ms = milliseconds_since(start);
+    const lowering::GpuKernel gpu = lowering::compile_for_gpu(optimized, target, {.keep_llvm_ir = false});
+    const double lower_ms = milliseconds_since(start) - passes_ms;
     nlohmann::json passes = nlohmann::json::object();
     for (const lowering::PassTime& p : gpu.pass_times) passes[p.pass] = p.milliseconds;
     j["launches"].push_back({{"name", program.display_name()},
@@ -111,8 +107,9 @@ nlohmann::json report(const kernels::KernelInfo& kernel, const DumpCommand& comm
                              {"threads_per_block", gpu.threads_per_block},
                              {"shared_bytes", gpu.shared_bytes},
                              {"grid", launch.grid},
-                             {"argument_facts", facts_json(program.optimized())},
+                             {"argument_facts", facts_json(optimized)},
                              {"specialize_ms", launch.specialize_milliseconds},
+                             {"ir_passes_ms", passes_ms},
                              {"lower_to_ptx_ms", lower_ms},
                              {"pass_ms", passes},
                              {"warm_cache_ms", warm_cache_milliseconds(program, target, gpu.ptx)},

@@ -7,24 +7,26 @@
 
 namespace kiln::runtime {
 
-namespace {
-std::unique_ptr<ir::Function> optimized_copy(const ir::Function& fn, const ProgramOptions& options) {
-  auto copy = ir::clone(fn);
-  if (options.passes) {
-    ir::PipelineOptions passes = *options.passes;
-    passes.num_stages = options.num_stages;
-    ir::optimize(*copy, passes);
-  }
-  return copy;
-}
-}  // namespace
-
 Program::Program(std::unique_ptr<ir::Function> traced, std::string display_name, ProgramOptions options)
-    : traced_(std::move(traced)),
-      optimized_(optimized_copy(*traced_, options)),
-      display_name_(std::move(display_name)),
-      options_(std::move(options)),
-      interpreter_(*optimized_) {}
+    : traced_(std::move(traced)), display_name_(std::move(display_name)), options_(std::move(options)) {}
+
+const ir::Function& Program::optimized() const {
+  std::call_once(optimized_once_, [&] {
+    auto copy = ir::clone(*traced_);
+    if (options_.passes) {
+      ir::PipelineOptions passes = *options_.passes;
+      passes.num_stages = options_.num_stages;
+      ir::optimize(*copy, passes);
+    }
+    optimized_ = std::move(copy);
+  });
+  return *optimized_;
+}
+
+const InterpretedKernel& Program::interpreter() const {
+  std::call_once(interpreter_once_, [&] { interpreter_ = std::make_unique<InterpretedKernel>(optimized()); });
+  return *interpreter_;
+}
 
 std::shared_ptr<const Program> Program::specialized(const std::vector<ir::ArgumentFacts>& facts) const {
   if (!options_.specialize ||
@@ -54,7 +56,7 @@ LaunchStats Program::launch(const Device& device, Grid grid, std::span<const Ker
       throw std::invalid_argument("launch " + display_name_ + ": grid dimensions must be positive, got (" +
                                   std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
                                   std::to_string(grid[2]) + ")");
-  if (device.kind() == Device::Kind::cpu) return interpreter_.launch(grid, args, device.threads());
+  if (device.kind() == Device::Kind::cpu) return interpreter().launch(grid, args, device.threads());
   return compiled_for(device).launch(device, grid, args);
 }
 

@@ -9,11 +9,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -248,8 +250,8 @@ TEST_F(FakeGpu, TheCachedKernelKeepsItsSharedMemorySize) {
   // The entry on disk, read by a cache of its own: the entry name, the
   // dynamic shared memory, then the PTX.
   kl::runtime::CacheKey key;
-  key.ir = kl::ir::print(kernel.program().optimized(), {.locations = true});
-  key.options = "num_warps=8 max_registers=0 arguments_do_not_overlap=0";
+  key.ir = kl::ir::print(kernel.program().traced(), {.locations = true});
+  key.options = "passes num_stages=3 num_warps=8 max_registers=0 arguments_do_not_overlap=0";
   key.target = "ptx sm_90a";
   kl::runtime::CompileCache cache(cache_directory());
   const std::string payload = cache.get_or_compile(key, [] {
@@ -259,6 +261,41 @@ TEST_F(FakeGpu, TheCachedKernelKeepsItsSharedMemorySize) {
   EXPECT_EQ(cache.counters().disk_hits, 1u);
   EXPECT_TRUE(payload.starts_with("transpose_add\n65536\n")) << payload.substr(0, 200);
   EXPECT_NE(payload.find(".extern .shared .align 16 .b8 kiln_shared[];"), std::string::npos) << payload;
+}
+
+// The compile cache's key is the traced IR, so a launch whose kernel it
+// holds (on disk, from another process, or in memory) runs no IR pass: two
+// programs of one traced kernel, as two processes build them, log what their
+// passes do; only the first one's launch compiles, and only its passes run.
+// A third, for 8 warps, is not in the cache and runs them again.
+TEST_F(FakeGpu, ALaunchOfAKernelTheCacheHoldsRunsNoIrPass) {
+  setenv("KILN_PTXAS", "none", 1);
+  auto x = kl::Buffer<float>::from(std::vector<float>(100, 1.0f), kl::Device::cuda());
+  kl::Buffer<float> out(100, kl::Device::cuda());
+  const auto traced = kl::compile<add_one<32>>();
+  auto program_logging_passes = [&](std::ostringstream& log, int num_warps) {
+    kl::runtime::ProgramOptions options;
+    options.specialize = false;
+    options.num_warps = num_warps;
+    options.passes.emplace().timing = true;
+    options.passes->log = &log;
+    return std::make_shared<const kl::runtime::Program>(kl::ir::clone(traced.program().traced()), traced.name(),
+                                                        options);
+  };
+  std::ostringstream first, second, third;
+  kl::Kernel<kl::Ptr<kl::f32>, kl::Ptr<kl::f32>, kl::i32>(program_logging_passes(first, 4))
+      .launch(kl::Grid(4), x, out, 100);
+  const std::size_t from = events().size();
+  kl::Kernel<kl::Ptr<kl::f32>, kl::Ptr<kl::f32>, kl::i32>(program_logging_passes(second, 4))
+      .launch(kl::Grid(4), x, out, 100);
+  kl::Kernel<kl::Ptr<kl::f32>, kl::Ptr<kl::f32>, kl::i32>(program_logging_passes(third, 8))
+      .launch(kl::Grid(4), x, out, 100);
+  unsetenv("KILN_PTXAS");
+  EXPECT_NE(first.str().find("canonicalize"), std::string::npos) << first.str();
+  EXPECT_EQ(second.str(), "");
+  EXPECT_NE(third.str().find("canonicalize"), std::string::npos) << third.str();
+  const std::vector<std::string> loads = events_since(from);
+  EXPECT_EQ(std::count(loads.begin(), loads.end(), "load ptx"), 2) << "each program loads its module";
 }
 
 TEST_F(FakeGpu, LaunchTimerReadsTheEventsAroundEachLaunch) {

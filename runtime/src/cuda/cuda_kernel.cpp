@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "gpu_context.hpp"
-#include "kiln/ir/printer.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/cuda/ptxas.hpp"
@@ -66,11 +65,9 @@ KernelImage compile_image(const runtime::Program& program, const Device& device)
   const lowering::GpuTarget target = target_for(program, ptx_arch(gpu.info));
   const std::optional<std::filesystem::path> ptxas = find_ptxas();
   const std::string image_arch = ptxas ? cubin_arch(gpu.info) : target.arch;
-  runtime::CacheKey key;
-  key.ir = ir::print(program.optimized(), {.locations = true});
-  key.options = options_key(target);
-  key.target =
-      ptxas ? "cubin " + image_arch + " ptx " + target.arch + " ptxas " + ptxas->string() : "ptx " + target.arch;
+  const runtime::CacheKey key = cache_key(
+      program, target,
+      ptxas ? "cubin " + image_arch + " ptx " + target.arch + " ptxas " + ptxas->string() : "ptx " + target.arch);
   const CachedKernel cached = CachedKernel::decode(gpu_code_cache().get_or_compile(key, [&] {
     const lowering::GpuKernel compiled =
         lowering::compile_for_gpu(program.optimized(), target, {.keep_llvm_ir = false});
@@ -79,7 +76,7 @@ KernelImage compile_image(const runtime::Program& program, const Device& device)
     return CachedKernel{compiled.name, compiled.shared_bytes, image}.encode();
   }));
   return KernelImage{.display_name = program.display_name(),
-                     .parameter_count = program.optimized().body.arguments.size(),
+                     .parameter_count = program.traced().body.arguments.size(),
                      .threads_per_block = static_cast<unsigned>(program.options().num_warps) * 32,
                      .entry_name = cached.entry_name,
                      .shared_bytes = cached.shared_bytes,

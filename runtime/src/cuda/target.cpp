@@ -1,5 +1,10 @@
 #include "kiln/runtime/cuda/target.hpp"
 
+#include <optional>
+#include <utility>
+
+#include "kiln/ir/printer.hpp"
+
 namespace kiln::cuda {
 
 lowering::GpuTarget target_for(const runtime::Program& program, const std::string& arch) {
@@ -9,9 +14,16 @@ lowering::GpuTarget target_for(const runtime::Program& program, const std::strin
           .arguments_do_not_overlap = false};
 }
 
-std::string options_key(const lowering::GpuTarget& target) {
-  return "num_warps=" + std::to_string(target.num_warps) + " max_registers=" + std::to_string(target.max_registers) +
-         " arguments_do_not_overlap=" + std::to_string(target.arguments_do_not_overlap);
+runtime::CacheKey cache_key(const runtime::Program& program, const lowering::GpuTarget& target, std::string image) {
+  const std::optional<ir::PipelineOptions>& passes = program.options().passes;
+  runtime::CacheKey key;
+  key.ir = ir::print(program.traced(), {.locations = true});
+  key.options = (passes ? "passes num_stages=" + std::to_string(program.options().num_stages) : "no passes") +
+                " num_warps=" + std::to_string(target.num_warps) +
+                " max_registers=" + std::to_string(target.max_registers) +
+                " arguments_do_not_overlap=" + std::to_string(target.arguments_do_not_overlap);
+  key.target = std::move(image);
+  return key;
 }
 
 }  // namespace kiln::cuda

@@ -382,8 +382,8 @@ StructKernel<Args> compile_struct(std::tuple<F...>*, const CompileOptions& optio
 }
 }  // namespace detail
 
-/// Traces and optimizes kernel function Fn, whose one parameter is an
-/// arguments struct (cached per option set).
+/// Traces kernel function Fn, whose one parameter is an arguments struct
+/// (cached per option set), as the positional compile does.
 template <auto Fn>
   requires detail::takes_argument_struct<Fn>
 auto compile(const CompileOptions& options = {}) {

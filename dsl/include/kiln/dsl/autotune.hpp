@@ -230,7 +230,7 @@ class Autotuned {
     /// None when it did not compile; `error` then says why.
     std::optional<Kernel<Params...>> kernel;
     std::string error;
-    /// The thread that traced and optimised it, and how long that took.
+    /// The thread that traced it, and how long that took.
     std::thread::id thread;
     double milliseconds = 0;
   };
@@ -306,8 +306,8 @@ class Autotuned {
     return tuned;
   }
 
-  /// Every configuration, compiled: the first call traces and optimises them
-  /// all, each on its own thread, and waits for them.
+  /// Every configuration, compiled: the first call traces them all, each on
+  /// its own thread, and waits for them.
   const std::vector<Compiled>& compiled() const {
     Compilation& c = *compilation_;
     std::call_once(c.once, [&c] {

@@ -96,7 +96,9 @@ std::unique_ptr<ir::Function> trace_function(std::string_view display_name, cons
                                              const std::function<void(const std::vector<ir::Value*>&)>& body,
                                              std::vector<std::string> parameter_names = {});
 
-/// Traces `body` as trace_function does, then optimizes it.
+/// Traces `body` as trace_function does into a program whose IR passes run on
+/// the first use of its optimized IR (at once when `options` asks to dump or
+/// time them).
 std::shared_ptr<const runtime::Program> build_program(std::string_view display_name,
                                                       const std::vector<ir::Type>& params,
                                                       std::vector<std::string> parameter_names,
@@ -296,9 +298,10 @@ Kernel<Params...> compile_positional(std::tuple<Params...>*, const CompileOption
 }
 }  // namespace detail
 
-/// Traces and optimizes kernel function Fn (cached per option set). A
-/// kernel whose one parameter is an arguments struct compiles through the
-/// overload in argument_struct.hpp.
+/// Traces kernel function Fn (cached per option set); the IR passes run when
+/// a device first needs the optimized IR, which a GPU launch whose kernel the
+/// compile cache holds does not. A kernel whose one parameter is an arguments
+/// struct compiles through the overload in argument_struct.hpp.
 template <auto Fn>
 auto compile(const CompileOptions& options = {}) {
   using Params = typename detail::signature<decltype(Fn)>::params;

@@ -21,14 +21,15 @@ class LaunchRecorder {
     /// The variant specialised for the launch's argument values.
     std::shared_ptr<const runtime::Program> program;
     std::array<int, 3> grid{1, 1, 1};
-    /// Wall time of selecting (and, on first use, building) the variant.
+    /// Wall time of selecting (and, on first use, specialising) the variant.
     double specialize_milliseconds = 0;
   };
-  /// One kernel traced and optimised by kl::compile while recording (a kernel
-  /// compiled earlier in the process is cached and not listed).
+  /// One kernel traced by kl::compile while recording (a kernel compiled
+  /// earlier in the process is cached and not listed); the IR passes run
+  /// later, on the first use of a program's optimized IR.
   struct Compile {
     std::string name;
-    double milliseconds = 0;  // tracing plus the IR passes
+    double milliseconds = 0;  // tracing
   };
 
   LaunchRecorder() : outer_(innermost()) { innermost() = this; }

@@ -52,7 +52,9 @@ class Program : public std::enable_shared_from_this<Program> {
   Program(std::unique_ptr<ir::Function> traced, std::string display_name, ProgramOptions options = {});
 
   const ir::Function& traced() const { return *traced_; }
-  const ir::Function& optimized() const { return *optimized_; }
+  /// The traced kernel after the IR passes, run on first use: a launch on a
+  /// GPU device whose compiled kernel is in the compile cache needs none.
+  const ir::Function& optimized() const;
   const std::string& display_name() const { return display_name_; }
 
   /// The program for launches whose arguments have `facts` (one per
@@ -75,11 +77,15 @@ class Program : public std::enable_shared_from_this<Program> {
  private:
   const CompiledKernel& compiled_for(const Device& device) const;
 
+  const InterpretedKernel& interpreter() const;
+
   std::unique_ptr<ir::Function> traced_;
-  std::unique_ptr<ir::Function> optimized_;
   std::string display_name_;
   ProgramOptions options_;
-  InterpretedKernel interpreter_;
+  mutable std::once_flag optimized_once_;
+  mutable std::unique_ptr<ir::Function> optimized_;
+  mutable std::once_flag interpreter_once_;
+  mutable std::unique_ptr<InterpretedKernel> interpreter_;
   mutable std::mutex mutex_;
   mutable std::map<std::vector<ir::ArgumentFacts>, std::shared_ptr<const Program>> specializations_;
   mutable std::mutex compiled_mutex_;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kiln/lowering/compile.hpp"
+#include "kiln/runtime/compile_cache.hpp"
 #include "kiln/runtime/program.hpp"
 
 namespace kiln::cuda {
@@ -15,8 +16,12 @@ namespace kiln::cuda {
 /// arguments do not overlap (an in-place launch passes one buffer twice).
 lowering::GpuTarget target_for(const runtime::Program& program, const std::string& arch);
 
-/// The options of `target` that change the generated code, as the compile
-/// cache's key holds them ("num_warps=4 max_registers=0 arguments_do_not_overlap=0").
-std::string options_key(const lowering::GpuTarget& target);
+/// The compile cache's key for `program` compiled for `target` into `image`
+/// (e.g. "ptx sm_90a"): the IR as traced (and specialised), the IR passes it
+/// goes through and the options of `target` that change the generated code.
+/// The passes are a function of those and of kiln's version (in every key),
+/// so a process that finds the entry on disk runs no pass at all, as
+/// Triton's key is its kernel's source, not the compiled IR.
+runtime::CacheKey cache_key(const runtime::Program& program, const lowering::GpuTarget& target, std::string image);
 
 }  // namespace kiln::cuda
