@@ -1,9 +1,11 @@
-// Matrix product of 2-D tiles: dot(a, b[, acc], {.precision}).
+// Matrix product of 2-D tiles, dot(a, b[, acc], {.precision}), and of
+// batches of them (3-D tiles), one 2-D product per slice.
 #pragma once
 
 #include <source_location>
 
 #include "kiln/dsl/creation.hpp"
+#include "kiln/dsl/shape_ops.hpp"
 #include "kiln/ir/attribute_enums.hpp"
 
 namespace kiln {
@@ -22,8 +24,34 @@ template <Numeric A>
 constexpr ir::DType accumulator_dtype() {
   return ir::is_integer(dtype_of<A>) ? ir::DType::i32 : ir::DType::f32;
 }
+/// The shape of a @ b: [M, N], or [B, M, N] for a batch.
+template <class SA, class SB>
+struct dot_shape {
+  using type = shape<dim_v<SA, 0>, dim_v<SB, 1>>;
+};
+template <std::size_t Batch, std::size_t M, std::size_t K, std::size_t B2, std::size_t K2, std::size_t N>
+struct dot_shape<shape<Batch, M, K>, shape<B2, K2, N>> {
+  using type = shape<Batch, M, N>;
+};
 template <Numeric A, Numeric B>
-using dot_result_t = Tile<Scalar<storage_t<accumulator_dtype<A>()>>, dim_v<shape_t<A>, 0>, dim_v<shape_t<B>, 1>>;
+using dot_result_t =
+    value_t<Scalar<storage_t<accumulator_dtype<A>()>>, typename dot_shape<shape_t<A>, shape_t<B>>::type>;
+
+/// The two halves of a batch [2H, R, C] along its first axis, [0, H) and [H, 2H).
+template <Numeric X>
+auto batch_halves(const X& x, const std::source_location& loc) {
+  using S = shape_t<X>;
+  constexpr std::size_t half = dim_v<S, 0> / 2, rows = dim_v<S, 1>, cols = dim_v<S, 2>;
+  return split(permute<1, 2, 3, 0>(reshape<2, half, rows, cols>(x, loc), loc), loc);
+}
+
+/// The batch of `first` then `second`, each [H, R, C]: batch_halves' inverse.
+template <Numeric X>
+auto batch_of_halves(const X& first, const plain_t<X>& second, const std::source_location& loc) {
+  using S = shape_t<X>;
+  constexpr std::size_t half = dim_v<S, 0>, rows = dim_v<S, 1>, cols = dim_v<S, 2>;
+  return reshape<2 * half, rows, cols>(permute<3, 0, 1, 2>(join(first, second, loc), loc), loc);
+}
 }  // namespace detail
 
 // [book:dot]
@@ -54,8 +82,34 @@ auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
 }
 // [/book:dot]
 
-/// a @ b with a zero accumulator; kl::dot<kl::f16>(a, b) gives f16 for f16
-/// operands (Triton's out_dtype=tl.float16).
+// [book:batched_dot]
+/// acc + a @ b for each of a batch of B products, Triton's dot of 3-D tiles:
+/// a [B, M, K], b [B, K, N], acc [B, M, N]; slice i of the result is the 2-D
+/// dot of slice i of each. The batch is halved until each product is one 2-D
+/// dot of its own.
+template <Numeric A, Numeric B, Numeric Acc>
+  requires(shape_t<A>::rank == 3)
+auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
+         std::source_location loc = std::source_location::current()) {
+  static_assert(dot_check<shape_t<A>, shape_t<B>>::value);
+  using S = typename detail::dot_shape<shape_t<A>, shape_t<B>>::type;
+  static_assert(std::is_same_v<shape_t<Acc>, S>, "kiln: dot accumulator of 3-D tiles must be [B, M, N]");
+  constexpr std::size_t m = dim_v<S, 1>, n = dim_v<S, 2>, k = dim_v<shape_t<A>, 2>;
+  if constexpr (dim_v<S, 0> == 1) {
+    auto product = dot(reshape<m, k>(a, loc), reshape<k, n>(b, loc), reshape<m, n>(acc, loc), opts, loc);
+    return reshape<1, m, n>(product, loc);
+  } else {
+    auto [a_first, a_second] = detail::batch_halves(a, loc);
+    auto [b_first, b_second] = detail::batch_halves(b, loc);
+    auto [acc_first, acc_second] = detail::batch_halves(acc, loc);
+    return detail::batch_of_halves(dot(a_first, b_first, acc_first, opts, loc),
+                                   dot(a_second, b_second, acc_second, opts, loc), loc);
+  }
+}
+// [/book:batched_dot]
+
+/// a @ b with a zero accumulator, of 2-D or 3-D tiles; kl::dot<kl::f16>(a, b)
+/// gives f16 for f16 operands (Triton's out_dtype=tl.float16).
 template <class Out = void, Numeric A, Numeric B>
 auto dot(const A& a, const B& b, DotOptions opts = {}, std::source_location loc = std::source_location::current()) {
   static_assert(dot_check<shape_t<A>, shape_t<B>>::value);

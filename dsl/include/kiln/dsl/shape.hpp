@@ -199,15 +199,21 @@ struct permute_check {
 template <class S, int... Order>
 using permute_t = shape<std::remove_cvref_t<decltype(hana::at_c<static_cast<std::size_t>(Order)>(S::dims))>::value...>;
 
-/// dot: [M, K] x [K, N].
+/// dot: [M, K] x [K, N], or a batch of them, [B, M, K] x [B, K, N].
 template <class A, class B>
 struct dot_check {
-  static_assert(A::rank == 2 && B::rank == 2, "kiln: dot takes 2-D tiles");
+  static constexpr bool ranks_fit = (A::rank == 2 || A::rank == 3) && A::rank == B::rank;
+  static_assert(ranks_fit, "kiln: dot takes two 2-D tiles, or two 3-D tiles (a batch of products)");
   static constexpr bool inner_dims_match() {
-    if constexpr (A::rank == 2 && B::rank == 2) return dim_v<A, 1> == dim_v<B, 0>;
+    if constexpr (ranks_fit) return dim_v<A, A::rank - 1> == dim_v<B, B::rank - 2>;
     else return true;
   }
   static_assert(inner_dims_match(), "kiln: dot inner dimensions differ (a is [M, K], b must be [K, N])");
+  static constexpr bool batches_match() {
+    if constexpr (ranks_fit && A::rank == 3) return dim_v<A, 0> == dim_v<B, 0>;
+    else return true;
+  }
+  static_assert(batches_match(), "kiln: dot's 3-D tiles differ in their batch (a is [B, M, K], b must be [B, K, N])");
   static constexpr bool value = true;
 };
 
