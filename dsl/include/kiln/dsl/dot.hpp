@@ -37,21 +37,6 @@ template <Numeric A, Numeric B>
 using dot_result_t =
     value_t<Scalar<storage_t<accumulator_dtype<A>()>>, typename dot_shape<shape_t<A>, shape_t<B>>::type>;
 
-/// The two halves of a batch [2H, R, C] along its first axis, [0, H) and [H, 2H).
-template <Numeric X>
-auto batch_halves(const X& x, const std::source_location& loc) {
-  using S = shape_t<X>;
-  constexpr std::size_t half = dim_v<S, 0> / 2, rows = dim_v<S, 1>, cols = dim_v<S, 2>;
-  return split(permute<1, 2, 3, 0>(reshape<2, half, rows, cols>(x, loc), loc), loc);
-}
-
-/// The batch of `first` then `second`, each [H, R, C]: batch_halves' inverse.
-template <Numeric X>
-auto batch_of_halves(const X& first, const plain_t<X>& second, const std::source_location& loc) {
-  using S = shape_t<X>;
-  constexpr std::size_t half = dim_v<S, 0>, rows = dim_v<S, 1>, cols = dim_v<S, 2>;
-  return reshape<2 * half, rows, cols>(permute<3, 0, 1, 2>(join(first, second, loc), loc), loc);
-}
 }  // namespace detail
 
 // [book:dot]
@@ -82,11 +67,36 @@ auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
 }
 // [/book:dot]
 
+namespace detail {
+/// The products of a batch along the last axis: a [M, K, B], b [K, N, B] and
+/// acc [M, N, B] give [M, N, B]. Splitting the last axis into (B/2, 2) and
+/// that pair apart separates the even slices from the odd ones, so every
+/// step is a reshape of the last axis and a split, down to the 2-D dots.
+template <Numeric A, Numeric B, Numeric Acc>
+auto dot_along_last_axis(const A& a, const B& b, const Acc& acc, DotOptions opts, const std::source_location& loc) {
+  constexpr std::size_t m = dim_v<shape_t<A>, 0>, k = dim_v<shape_t<A>, 1>, batch = dim_v<shape_t<A>, 2>;
+  constexpr std::size_t n = dim_v<shape_t<B>, 1>;
+  if constexpr (batch == 2) {
+    auto [a_even, a_odd] = split(a, loc);
+    auto [b_even, b_odd] = split(b, loc);
+    auto [acc_even, acc_odd] = split(acc, loc);
+    return join(dot(a_even, b_even, acc_even, opts, loc), dot(a_odd, b_odd, acc_odd, opts, loc), loc);
+  } else {
+    auto [a_even, a_odd] = split(reshape<m, k, batch / 2, 2>(a, loc), loc);
+    auto [b_even, b_odd] = split(reshape<k, n, batch / 2, 2>(b, loc), loc);
+    auto [acc_even, acc_odd] = split(reshape<m, n, batch / 2, 2>(acc, loc), loc);
+    return reshape<m, n, batch>(join(dot_along_last_axis(a_even, b_even, acc_even, opts, loc),
+                                     dot_along_last_axis(a_odd, b_odd, acc_odd, opts, loc), loc),
+                                loc);
+  }
+}
+}  // namespace detail
+
 // [book:batched_dot]
 /// acc + a @ b for each of a batch of B products, Triton's dot of 3-D tiles:
 /// a [B, M, K], b [B, K, N], acc [B, M, N]; slice i of the result is the 2-D
-/// dot of slice i of each. The batch is halved until each product is one 2-D
-/// dot of its own.
+/// dot of slice i of each. The batch moves to the last axis, where split
+/// takes it apart slice by slice, and back.
 template <Numeric A, Numeric B, Numeric Acc>
   requires(shape_t<A>::rank == 3)
 auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
@@ -99,11 +109,9 @@ auto dot(const A& a, const B& b, const Acc& acc, DotOptions opts = {},
     auto product = dot(reshape<m, k>(a, loc), reshape<k, n>(b, loc), reshape<m, n>(acc, loc), opts, loc);
     return reshape<1, m, n>(product, loc);
   } else {
-    auto [a_first, a_second] = detail::batch_halves(a, loc);
-    auto [b_first, b_second] = detail::batch_halves(b, loc);
-    auto [acc_first, acc_second] = detail::batch_halves(acc, loc);
-    return detail::batch_of_halves(dot(a_first, b_first, acc_first, opts, loc),
-                                   dot(a_second, b_second, acc_second, opts, loc), loc);
+    auto product = detail::dot_along_last_axis(permute<1, 2, 0>(a, loc), permute<1, 2, 0>(b, loc),
+                                               permute<1, 2, 0>(acc, loc), opts, loc);
+    return permute<2, 0, 1>(product, loc);
   }
 }
 // [/book:batched_dot]
