@@ -47,20 +47,28 @@ void trace_combine(ir::Block* region, Combine& combine, std::index_sequence<I...
   }
 }
 
+// A reduce or scan (`code`) of `inputs` with `combine`, one result of type
+// Rs… per input.
+template <class... Rs, class... Xs, class Combine>
+std::tuple<Rs...> emit_combining(ir::OpCode code, const std::tuple<Xs...>& inputs, Combine& combine,
+                                 std::vector<std::pair<std::string, ir::Attribute>> attributes,
+                                 const std::source_location& loc) {
+  std::vector<ir::Value*> operands;
+  std::apply([&](const auto&... x) { (operands.push_back(x.value()), ...); }, inputs);
+  ir::Operation* op = emit_op(code, operands, {ir_type<Rs>()...}, std::move(attributes), 1, loc);
+  trace_combine<Xs...>(op->regions[0].get(), combine, std::index_sequence_for<Xs...>{}, loc);
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<Rs...>(Rs(op->result(I))...);
+  }(std::index_sequence_for<Xs...>{});
+}
+
 template <int A, class... Xs, class Combine>
 auto reduce_n(const std::tuple<Xs...>& inputs, Combine combine, const std::source_location& loc) {
   static_assert((axis_check<shape_t<Xs>, A>::value && ...));
   static_assert(sizeof...(Xs) >= 1);
   using S0 = shape_t<std::tuple_element_t<0, std::tuple<Xs...>>>;
   static_assert((std::is_same_v<shape_t<Xs>, S0> && ...), "kiln: reduce inputs must share one shape");
-  std::vector<ir::Value*> operands;
-  std::apply([&](const auto&... x) { (operands.push_back(x.value()), ...); }, inputs);
-  ir::Operation* op =
-      emit_op(ir::OpCode::reduce, operands, {ir_type<reduced_t<Xs, A>>()...}, {{"axis", std::int64_t{A}}}, 1, loc);
-  trace_combine<Xs...>(op->regions[0].get(), combine, std::index_sequence_for<Xs...>{}, loc);
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return std::tuple<reduced_t<Xs, A>...>(reduced_t<Xs, A>(op->result(I))...);
-  }(std::index_sequence_for<Xs...>{});
+  return emit_combining<reduced_t<Xs, A>...>(ir::OpCode::reduce, inputs, combine, {{"axis", std::int64_t{A}}}, loc);
 }
 
 template <int A, class X>
@@ -209,18 +217,6 @@ auto min_with_index(const X& x, axis_t<A>, std::source_location loc = std::sourc
   return detail::arg_extreme<false, X, A>(x, loc);
 }
 
-/// Inclusive scan along axis A with an associative `combine(a, b)`;
-/// `reverse` scans from the last element to the first.
-template <Numeric X, int A, class Combine>
-plain_t<X> associative_scan(const X& x, axis_t<A>, Combine combine, bool reverse = false,
-                            std::source_location loc = std::source_location::current()) {
-  static_assert(axis_check<shape_t<X>, A>::value);
-  ir::Operation* op = detail::emit_op(ir::OpCode::scan, {x.value()}, {ir_type<X>()},
-                                      {{"axis", std::int64_t{A}}, {"reverse", std::int64_t{reverse ? 1 : 0}}}, 1, loc);
-  detail::trace_combine<plain_t<X>>(op->regions[0].get(), combine, std::index_sequence<0>{}, loc);
-  return plain_t<X>(op->result(0));
-}
-
 /// Inclusive scan of several same-shaped tiles together along axis A, as
 /// Triton's associative_scan of a tuple: combine takes the n earlier
 /// elements then the n later ones and returns a std::tuple of n. It need
@@ -232,14 +228,16 @@ auto associative_scan(const std::tuple<Xs...>& inputs, axis_t<A>, Combine combin
   static_assert((axis_check<shape_t<Xs>, A>::value && ...));
   using S0 = shape_t<std::tuple_element_t<0, std::tuple<Xs...>>>;
   static_assert((std::is_same_v<shape_t<Xs>, S0> && ...), "kiln: associative_scan inputs must share one shape");
-  std::vector<ir::Value*> operands;
-  std::apply([&](const auto&... x) { (operands.push_back(x.value()), ...); }, inputs);
-  ir::Operation* op = detail::emit_op(ir::OpCode::scan, operands, {ir_type<plain_t<Xs>>()...},
-                                      {{"axis", std::int64_t{A}}, {"reverse", std::int64_t{reverse ? 1 : 0}}}, 1, loc);
-  detail::trace_combine<plain_t<Xs>...>(op->regions[0].get(), combine, std::index_sequence_for<Xs...>{}, loc);
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return std::tuple<plain_t<Xs>...>(plain_t<Xs>(op->result(I))...);
-  }(std::index_sequence_for<Xs...>{});
+  return detail::emit_combining<plain_t<Xs>...>(
+      ir::OpCode::scan, inputs, combine, {{"axis", std::int64_t{A}}, {"reverse", std::int64_t{reverse ? 1 : 0}}}, loc);
+}
+
+/// Inclusive scan along axis A with an associative `combine(a, b)`;
+/// `reverse` scans from the last element to the first.
+template <Numeric X, int A, class Combine>
+plain_t<X> associative_scan(const X& x, axis_t<A> ax, Combine combine, bool reverse = false,
+                            std::source_location loc = std::source_location::current()) {
+  return std::get<0>(associative_scan(std::tuple<plain_t<X>>(x), ax, combine, reverse, loc));
 }
 
 // [book:cumsum]
