@@ -238,7 +238,8 @@ int execute(const InfoCommand&) {
     fmt::print("ptxas: {}\n", error.what());
   }
   const std::filesystem::path cache = runtime::CompileCache::default_directory();
-  fmt::print("compile cache: {}\n", cache.empty() ? std::string("memory only") : cache.string());
+  fmt::print("compile cache: {}, keys hold the compiler sources' hash {}\n",
+             cache.empty() ? std::string("memory only") : cache.string(), runtime::compiler_sources_hash());
   const cuda::ProbeResult cuda = cuda::probe();
   std::string_view message = cuda.message;
   if (message.starts_with("cuda: ")) message.remove_prefix(6);

@@ -144,24 +144,11 @@ Hash128 stable_hash128(std::string_view bytes) {
 
 std::string_view kiln_version() { return KILN_VERSION; }
 
-/// The code generators' revision, a part of every key: raised whenever the
-/// code kiln generates for the same kernel, target and options changes, in
-/// the code generators or in the IR passes (the cuda device's key holds the
-/// traced IR, cuda::cache_key, so a pass that rewrites it differently must
-/// raise this too) (3:
-/// wgmma and fp8 mma.sync; 4: wgmma on 8-bit inputs; 5: a loop's wgmma dot
-/// left in flight across iterations; 6: faults through the fault record and
-/// trap instead of vprintf and __assertfail, and uniform tiles in no layout
-/// class; 7: index arithmetic computed again rather than converted), since
-/// the version number does not, so that a disk cache filled by an older
-/// build is not reused.
-constexpr int kCodeGeneratorRevision = 7;
-
 std::string CacheKey::text() const {
   std::string text = "kiln compile cache key\n";
-  const std::string revision = std::to_string(kCodeGeneratorRevision);
+  const std::string compiler(compiler_sources_hash());
   for (auto [name, value] : {std::pair<const char*, const std::string*>{"version", &version},
-                             {"codegen", &revision},
+                             {"compiler", &compiler},
                              {"target", &target},
                              {"options", &options},
                              {"ir", &ir}})

@@ -107,10 +107,12 @@ TEST(CacheKeyText, PartsAreUnambiguous) {
   EXPECT_NE(a.hash(), b.hash());
   EXPECT_EQ(sample_key().version, std::string(kiln_version()));
   EXPECT_FALSE(kiln_version().empty());
-  // The code generators' revision is a part of its own, after the version.
+  // The compiler sources' hash is a part of its own, after the version.
   const std::string text = sample_key().text();
-  EXPECT_LT(text.find("\nversion "), text.find("\ncodegen ")) << text;
-  EXPECT_LT(text.find("\ncodegen "), text.find("\ntarget ")) << text;
+  const std::size_t compiler = text.find("\ncompiler 64\n" + std::string(compiler_sources_hash()) + "\n");
+  ASSERT_NE(compiler, std::string::npos) << text;
+  EXPECT_LT(text.find("\nversion "), compiler) << text;
+  EXPECT_LT(compiler, text.find("\ntarget ")) << text;
 }
 
 TEST_F(CompileCacheTest, MissThenMemoryHit) {

@@ -34,6 +34,12 @@ Hash128 stable_hash128(std::string_view bytes);
 /// The version of kiln this library was built as, e.g. "0.1.0".
 std::string_view kiln_version();
 
+/// The SHA-256, in hex, of the sources of kiln's IR passes, code generators
+/// and devices' compile paths and of LLVM's version, made when this library
+/// was built (cmake/compiler_sources_hash.cmake): a part of every key, so that
+/// no build reuses an entry a build with other code generation wrote.
+std::string_view compiler_sources_hash();
+
 /// Everything a compiled kernel depends on.
 struct CacheKey {
   /// The kernel's IR text, or a structural hash of it.

@@ -19,8 +19,8 @@ lowering::GpuTarget target_for(const runtime::Program& program, const std::strin
 /// The compile cache's key for `program` compiled for `target` into `image`
 /// (e.g. "ptx sm_90a"): the IR as traced (and specialised), the IR passes it
 /// goes through and the options of `target` that change the generated code.
-/// The passes are a function of those and of kiln's version and code
-/// generator revision (in every key, compile_cache.cpp), so a process that
+/// The passes are a function of those and of the compiler sources' hash (in
+/// every key, runtime::compiler_sources_hash), so a process that
 /// finds the entry on disk runs no pass at all, as Triton's key is its
 /// kernel's source, not the compiled IR.
 runtime::CacheKey cache_key(const runtime::Program& program, const lowering::GpuTarget& target, std::string image);
