@@ -1,5 +1,5 @@
 // Chapter 25, "Triton to kiln": the kiln side of every row of the chapter's
-// tables, in seven kernels that run on random input and are checked against
+// tables, in eight kernels that run on random input and are checked against
 // plain C++. A table cell is copied from the `row_…` region it names, and
 // scripts/book_table.py checks that it still is.
 #include <algorithm>
@@ -197,6 +197,22 @@ void fast_tanh(kl::Ptr<kl::f32> x, kl::Ptr<kl::f32> out, kl::i32 n) {
   auto t = kl::inline_asm_elementwise<kl::f32>("tanh.approx.f32 $0, $1;", "=f,f", kl::asm_args(v), host_tanh);
   // [/book:row_inline_asm]
   kl::store(out + i, t, mask);
+}
+
+// Normal quantiles of uniform numbers and Poisson log-probabilities of
+// counts, through two of libdevice's special functions.
+template <int BLOCK>
+void quantiles(kl::Ptr<kl::f32> uniforms, kl::Ptr<kl::f32> counts, kl::Ptr<kl::f32> normal, kl::Ptr<kl::f32> log_pmf,
+               kl::f32 rate, kl::i32 n) {
+  auto i = kl::program_id(0) * BLOCK + kl::arange<BLOCK>();
+  auto mask = i < n;
+  auto u = kl::load(uniforms + i, mask), k = kl::load(counts + i, mask);
+  // [book:row_libdevice]
+  auto z = 1.41421356f * kl::erfinv(2.0f * u - 1.0f);
+  auto log_p = k * kl::log(rate) - rate - kl::lgamma(k + 1.0f);
+  // [/book:row_libdevice]
+  kl::store(normal + i, z, mask);
+  kl::store(log_pmf + i, log_p, mask);
 }
 
 std::mt19937 random_engine(2024);
@@ -412,6 +428,29 @@ int main() {
     for (int i = 0; i < kN; ++i)
       outside += !(std::abs(got[i] - std::tanh(host[i])) <= 0x1p-10 * std::abs(std::tanh(host[i])));
     report("fast_tanh: tanh of 1000 elements by inline PTX or its host reference", outside);
+  }
+  {  // quantiles: 1000 uniforms in (0, 1) and counts 0 to 20, 4 programs of 256
+    constexpr int kN = 1000, kBlock = 256;
+    const float rate = 4.5f;
+    const std::vector<float> uniforms = uniform(kN, 0.001f, 0.999f);
+    std::vector<float> counts = uniform(kN, 0, 21);
+    for (float& k : counts) k = std::floor(k);
+    auto u_buffer = kl::Buffer<float>::from(uniforms), k_buffer = kl::Buffer<float>::from(counts);
+    kl::Buffer<float> normal(kN), log_pmf(kN);
+    kl::compile<quantiles<kBlock>>().launch(kl::cdiv(kN, kBlock), u_buffer, k_buffer, normal, log_pmf, rate, kN);
+    const std::vector<float> z = normal.to_host(), log_p = log_pmf.to_host();
+    int outside = 0;
+    for (int i = 0; i < kN; ++i) {
+      // z is a quantile if erf(z / sqrt 2) gives back 2u - 1: erfinv within 2 ulps and the two roundings of the
+      // scaling move erf by at most 1.13 * 4u |z / sqrt 2| (erf's slope is at most 2 / sqrt pi), 2u - 1 rounded
+      // in f32 by at most u.
+      const double y = 2.0 * uniforms[i] - 1;
+      outside += !(std::abs(std::erf(z[i] / std::sqrt(2.0)) - y) <= 6 * u * std::abs(z[i]) + u);
+      // log to within 2^-21 (2 ulps at 1.5), lgamma within 7 ulps, three more roundings: 16u of the terms.
+      const double k = counts[i], terms = k * std::log(double{rate}) + rate + std::lgamma(k + 1);
+      outside += !(std::abs(log_p[i] - (k * std::log(double{rate}) - rate - std::lgamma(k + 1))) <= 16 * u * terms);
+    }
+    report("quantiles: normal quantiles of 1000 uniforms and Poisson log-probabilities of their counts", outside);
   }
   std::printf("%s\n", failures == 0 ? "ok" : "FAILED");
   return failures == 0 ? 0 : 1;

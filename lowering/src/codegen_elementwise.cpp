@@ -4,10 +4,11 @@
 // clamped as PTX does, casts saturating. Floats are IEEE: `div` (LLVM's fdiv,
 // which NVPTX emits as div.rn: kiln has no approximate division), sqrt,
 // rsqrt (1 / sqrt, both correctly rounded), floor/ceil/trunc/round/rint and
-// isnan/isinf are exact; sin, cos, tan, their inverses (atan2 too), sinh,
-// cosh, tanh, erf, log1p, expm1, pow, float `rem` (fmod) and every f64
-// exponential or logarithm call libdevice's accurate __nv_* functions (linked
-// in before O3 by link_libdevice). f32 exp, exp2, log and log2 use PTX's
+// isnan/isinf, copysign, popc and clz are exact; sin, cos, tan, their
+// inverses (atan2 too), sinh, cosh, tanh and their inverses, erf, erfc,
+// erfinv, lgamma, cbrt, hypot, log1p, log10, expm1, exp10, pow, float `rem`
+// (fmod) and every f64 exponential or logarithm call libdevice's accurate
+// __nv_* functions (linked in before O3 by link_libdevice). f32 exp, exp2, log and log2 use PTX's
 // ex2/lg2.approx as Triton does: ex2.approx.f32 and lg2.approx.f32 are within
 // 2 ulp (lg2: absolute error 2^-22 near 1), and exp(x) = ex2(x * log2 e) adds
 // the roundings of the product and of the constant log2 e, a relative error
@@ -96,6 +97,9 @@ class ElementLowering {
       case OpCode::shl: return [](L& l, X x) -> V { return l.shift_left(x[0], x[1]); };
       case OpCode::shr: return [](L& l, X x) -> V { return l.shift_right(x[0], x[1]); };
       case OpCode::umulhi: return [](L& l, X x) -> V { return l.multiply_high(x[0], x[1]); };
+      case OpCode::popc: return [](L& l, X x) -> V { return l.b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, x[0]); };
+      case OpCode::clz:
+        return [](L& l, X x) -> V { return l.b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, x[0], l.b_.getFalse()); };
       case OpCode::fma:
         return [](L& l, X x) -> V {
           return l.b_.CreateIntrinsic(x[0]->getType(), llvm::Intrinsic::fma, {x[0], x[1], x[2]});
@@ -127,8 +131,20 @@ class ElementLowering {
       case OpCode::trunc: return [](L& l, X x) -> V { return l.in_float(x[0], &L::trunc); };
       case OpCode::round: return [](L& l, X x) -> V { return l.in_float(x[0], &L::round); };
       case OpCode::rint: return [](L& l, X x) -> V { return l.in_float(x[0], &L::rint); };
+      case OpCode::asinh: return [](L& l, X x) -> V { return l.in_float(x[0], &L::asinh); };
+      case OpCode::acosh: return [](L& l, X x) -> V { return l.in_float(x[0], &L::acosh); };
+      case OpCode::atanh: return [](L& l, X x) -> V { return l.in_float(x[0], &L::atanh); };
+      case OpCode::log10: return [](L& l, X x) -> V { return l.in_float(x[0], &L::log10); };
+      case OpCode::exp10: return [](L& l, X x) -> V { return l.in_float(x[0], &L::exp10); };
+      case OpCode::cbrt: return [](L& l, X x) -> V { return l.in_float(x[0], &L::cbrt); };
+      case OpCode::erfc: return [](L& l, X x) -> V { return l.in_float(x[0], &L::erfc); };
+      case OpCode::erfinv: return [](L& l, X x) -> V { return l.in_float(x[0], &L::erfinv); };
+      case OpCode::lgamma: return [](L& l, X x) -> V { return l.in_float(x[0], &L::lgamma); };
       case OpCode::pow: return [](L& l, X x) -> V { return l.libdevice_in_float("pow", x[0], x[1]); };
       case OpCode::atan2: return [](L& l, X x) -> V { return l.libdevice_in_float("atan2", x[0], x[1]); };
+      case OpCode::hypot: return [](L& l, X x) -> V { return l.libdevice_in_float("hypot", x[0], x[1]); };
+      case OpCode::copysign:
+        return [](L& l, X x) -> V { return l.b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, x[0], x[1]); };
       case OpCode::isnan: return [](L& l, X x) -> V { return l.is_nan(x[0]); };
       case OpCode::isinf: return [](L& l, X x) -> V { return l.is_infinite(x[0]); };
       default: return nullptr;
@@ -359,6 +375,15 @@ class ElementLowering {
   llvm::Value* acos(llvm::Value* x) { return call_libdevice("acos", {x}); }
   llvm::Value* sinh(llvm::Value* x) { return call_libdevice("sinh", {x}); }
   llvm::Value* cosh(llvm::Value* x) { return call_libdevice("cosh", {x}); }
+  llvm::Value* asinh(llvm::Value* x) { return call_libdevice("asinh", {x}); }
+  llvm::Value* acosh(llvm::Value* x) { return call_libdevice("acosh", {x}); }
+  llvm::Value* atanh(llvm::Value* x) { return call_libdevice("atanh", {x}); }
+  llvm::Value* log10(llvm::Value* x) { return call_libdevice("log10", {x}); }
+  llvm::Value* exp10(llvm::Value* x) { return call_libdevice("exp10", {x}); }
+  llvm::Value* cbrt(llvm::Value* x) { return call_libdevice("cbrt", {x}); }
+  llvm::Value* erfc(llvm::Value* x) { return call_libdevice("erfc", {x}); }
+  llvm::Value* erfinv(llvm::Value* x) { return call_libdevice("erfinv", {x}); }
+  llvm::Value* lgamma(llvm::Value* x) { return call_libdevice("lgamma", {x}); }
   // Exact roundings: cvt.rzi, cvt.rni and, for round (ties away from zero,
   // which PTX has no mode for), NVPTX's expansion through cvt.rzi.
   llvm::Value* trunc(llvm::Value* x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x); }

@@ -21,6 +21,7 @@
 #include "hooks.hpp"
 #include "kiln/ir/numeric.hpp"
 #include "kiln/ir/rounding.hpp"
+#include "kiln/ir/special_functions.hpp"
 #include "kiln/lowering/compile.hpp"
 #include "kiln/lowering/fault_record.hpp"
 #include "kiln/runtime/host_reference.hpp"
@@ -240,7 +241,7 @@ std::uint64_t kiln_emu_mulhi_u64(std::uint64_t a, std::uint64_t b) {
 // clang-format off
 #define KILN_EMU_LIBM_UNARY_LIST(X)                                                                                  \
   X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(tanh) X(asinh) X(acosh) X(atanh) X(exp) X(exp2)   \
-  X(expm1) X(log) X(log2) X(log10) X(log1p) X(sqrt) X(cbrt) X(erf) X(erfc) X(lgamma) X(tgamma) X(floor) X(ceil)   \
+  X(expm1) X(log) X(log2) X(log10) X(log1p) X(sqrt) X(cbrt) X(erf) X(erfc) X(tgamma) X(floor) X(ceil)   \
   X(trunc) X(round) X(rint) X(nearbyint) X(fabs) X(logb)
 #define KILN_EMU_LIBM_BINARY_LIST(X) \
   X(pow) X(atan2) X(fmod) X(remainder) X(hypot) X(copysign) X(fmin) X(fmax) X(fdim) X(nextafter)
@@ -249,6 +250,10 @@ KILN_EMU_LIBM_UNARY_LIST(KILN_EMU_LIBM_UNARY)
 KILN_EMU_LIBM_BINARY_LIST(KILN_EMU_LIBM_BINARY)
 float kiln_emu_nv_exp10f(float x) { return std::pow(10.0f, x); }
 double kiln_emu_nv_exp10(double x) { return std::pow(10.0, x); }
+float kiln_emu_nv_lgammaf(float x) { return kiln::ir::log_gamma(x); }
+double kiln_emu_nv_lgamma(double x) { return kiln::ir::log_gamma(x); }
+float kiln_emu_nv_erfinvf(float x) { return static_cast<float>(kiln::ir::erfinv(x)); }
+double kiln_emu_nv_erfinv(double x) { return kiln::ir::erfinv(x); }
 float kiln_emu_nv_rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 double kiln_emu_nv_rsqrt(double x) { return 1.0 / std::sqrt(x); }
 float kiln_emu_nv_fmaf(float x, float y, float z) { return std::fma(x, y, z); }
@@ -500,6 +505,10 @@ const Hook kHooks[] = {
         KILN_EMU_HOOK("__nv_exp10f", kiln_emu_nv_exp10f),
     KILN_EMU_HOOK("__nv_fast_exp10f", kiln_emu_nv_exp10f),
     KILN_EMU_HOOK("__nv_exp10", kiln_emu_nv_exp10),
+    KILN_EMU_HOOK("__nv_lgammaf", kiln_emu_nv_lgammaf),
+    KILN_EMU_HOOK("__nv_lgamma", kiln_emu_nv_lgamma),
+    KILN_EMU_HOOK("__nv_erfinvf", kiln_emu_nv_erfinvf),
+    KILN_EMU_HOOK("__nv_erfinv", kiln_emu_nv_erfinv),
     KILN_EMU_HOOK("__nv_rsqrtf", kiln_emu_nv_rsqrtf),
     KILN_EMU_HOOK("__nv_rsqrt", kiln_emu_nv_rsqrt),
     KILN_EMU_HOOK("__nv_fmaf", kiln_emu_nv_fmaf),

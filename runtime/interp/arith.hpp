@@ -12,6 +12,7 @@
 
 #include "element.hpp"
 #include "kiln/ir/rounding.hpp"
+#include "kiln/ir/special_functions.hpp"
 
 namespace kiln::runtime::interp::ops {
 
@@ -178,6 +179,23 @@ struct Umulhi {
   }
 };
 
+/// The number of one bits, and of zero bits above the highest one (the
+/// width for 0), of the value's bits.
+struct Popc {
+  template <class E> static constexpr bool valid = integral<E>;
+  template <class E> static C<E> apply(C<E> a) {
+    if constexpr (E::is_bool) return a;
+    else return static_cast<C<E>>(std::popcount(static_cast<std::make_unsigned_t<C<E>>>(a)));
+  }
+};
+struct Clz {
+  template <class E> static constexpr bool valid = integral<E>;
+  template <class E> static C<E> apply(C<E> a) {
+    if constexpr (E::is_bool) return !a;
+    else return static_cast<C<E>>(std::countl_zero(static_cast<std::make_unsigned_t<C<E>>>(a)));
+  }
+};
+
 struct Neg {
   template <class E> static constexpr bool valid = arithmetic<E>;
   template <class E> static C<E> apply(C<E> a) {
@@ -227,6 +245,15 @@ KILN_MATH(Trunc, std::trunc(x))
 KILN_MATH(Round, std::round(x))
 // Ties to even: nearbyint in the default rounding mode, round to nearest.
 KILN_MATH(Rint, std::nearbyint(x))
+KILN_MATH(Asinh, std::asinh(x))
+KILN_MATH(Acosh, std::acosh(x))
+KILN_MATH(Atanh, std::atanh(x))
+KILN_MATH(Log10, std::log10(x))
+KILN_MATH(Exp10, std::pow(C<E>(10), x))
+KILN_MATH(Cbrt, std::cbrt(x))
+KILN_MATH(Erfc, std::erfc(x))
+KILN_MATH(Erfinv, static_cast<C<E>>(ir::erfinv(x)))
+KILN_MATH(Lgamma, ir::log_gamma(x))
 #undef KILN_MATH
 
 #define KILN_MATH2(Name, expr)                                            \
@@ -236,6 +263,8 @@ KILN_MATH(Rint, std::nearbyint(x))
   };
 KILN_MATH2(Pow, std::pow(x, y))
 KILN_MATH2(Atan2, std::atan2(x, y))
+KILN_MATH2(Hypot, std::hypot(x, y))
+KILN_MATH2(Copysign, std::copysign(x, y))
 #undef KILN_MATH2
 
 /// One rounding into f16 and bf16 (computed in f32): rounded to odd into f32

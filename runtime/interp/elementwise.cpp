@@ -228,6 +228,8 @@ constexpr Binder elementwise_binder(ir::OpCode code) {
     case ir::OpCode::umulhi: return &multiply_high;
     case ir::OpCode::neg: return &unary<Neg>;
     case ir::OpCode::not_: return &unary<Not>;
+    case ir::OpCode::popc: return &unary<Popc>;
+    case ir::OpCode::clz: return &unary<Clz>;
     case ir::OpCode::abs: return &unary<Abs>;
     case ir::OpCode::exp: return &unary<Exp>;
     case ir::OpCode::exp2: return &unary<Exp2>;
@@ -252,8 +254,19 @@ constexpr Binder elementwise_binder(ir::OpCode code) {
     case ir::OpCode::trunc: return &unary<Trunc>;
     case ir::OpCode::round: return &unary<Round>;
     case ir::OpCode::rint: return &unary<Rint>;
+    case ir::OpCode::asinh: return &unary<Asinh>;
+    case ir::OpCode::acosh: return &unary<Acosh>;
+    case ir::OpCode::atanh: return &unary<Atanh>;
+    case ir::OpCode::log10: return &unary<Log10>;
+    case ir::OpCode::exp10: return &unary<Exp10>;
+    case ir::OpCode::cbrt: return &unary<Cbrt>;
+    case ir::OpCode::erfc: return &unary<Erfc>;
+    case ir::OpCode::erfinv: return &unary<Erfinv>;
+    case ir::OpCode::lgamma: return &unary<Lgamma>;
     case ir::OpCode::pow: return &binary<Pow>;
     case ir::OpCode::atan2: return &binary<Atan2>;
+    case ir::OpCode::hypot: return &binary<Hypot>;
+    case ir::OpCode::copysign: return &binary<Copysign>;
     case ir::OpCode::isnan: return &classify<FloatClass::nan>;
     case ir::OpCode::isinf: return &classify<FloatClass::inf>;
     case ir::OpCode::fma: return &ternary<Fma>;

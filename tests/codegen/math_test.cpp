@@ -17,10 +17,11 @@ namespace {
 
 const std::vector<std::string> kFloats = {"f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
 const std::vector<std::string> kIntegers = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"};
-const std::vector<std::string> kMath = {"exp",  "exp2", "log",   "log2", "log1p", "sqrt",  "rsqrt", "sin", "cos",
-                                        "tanh", "erf",  "floor", "ceil", "abs",   "neg",   "expm1", "tan", "atan",
-                                        "asin", "acos", "sinh",  "cosh", "trunc", "round", "rint"};
-const std::vector<std::string> kFloatBinary = {"pow", "atan2"};
+const std::vector<std::string> kMath = {"exp",   "exp2",  "log",   "log2", "log1p", "sqrt",   "rsqrt", "sin",   "cos",
+                                        "tanh",  "erf",   "floor", "ceil", "abs",   "neg",    "expm1", "tan",   "atan",
+                                        "asin",  "acos",  "sinh",  "cosh", "trunc", "round",  "rint",  "asinh", "acosh",
+                                        "atanh", "log10", "exp10", "cbrt", "erfc",  "erfinv", "lgamma"};
+const std::vector<std::string> kFloatBinary = {"pow", "atan2", "hypot", "copysign"};
 const std::vector<std::string> kArithmetic = {"add", "sub", "mul", "div", "rem", "minimum", "maximum"};
 const std::vector<std::string> kBitwise = {"and", "or", "xor", "shl", "shr", "umulhi"};
 
@@ -70,7 +71,8 @@ std::vector<std::pair<std::string, std::string>> op_matrix() {
   for (const std::string& dtype : kIntegers) {
     for (const std::string& op : kArithmetic) kernels.emplace_back(op + "_" + dtype, binary(op, dtype));
     for (const std::string& op : kBitwise) kernels.emplace_back(op + "_" + dtype, binary(op, dtype));
-    for (const char* op : {"not", "neg", "abs"}) kernels.emplace_back(std::string(op) + "_" + dtype, unary(op, dtype));
+    for (const char* op : {"not", "neg", "abs", "popc", "clz"})
+      kernels.emplace_back(std::string(op) + "_" + dtype, unary(op, dtype));
   }
   std::vector<std::string> all = kFloats;
   all.insert(all.end(), kIntegers.begin(), kIntegers.end());
@@ -147,17 +149,14 @@ TEST_P(MathForArch, PtxasAcceptsEveryElementwiseOpOnEveryDtype) {
 INSTANTIATE_TEST_SUITE_P(Archs, MathForArch, ::testing::Values("sm_80", "sm_90a"));
 
 TEST(Math, TranscendentalsCallLibdeviceBeforeLinking) {
-  for (const auto& [op, symbol] : std::vector<std::pair<std::string, std::string>>{{"sin", "__nv_sinf"},
-                                                                                   {"cos", "__nv_cosf"},
-                                                                                   {"tanh", "__nv_tanhf"},
-                                                                                   {"erf", "__nv_erff"},
-                                                                                   {"expm1", "__nv_expm1f"},
-                                                                                   {"tan", "__nv_tanf"},
-                                                                                   {"atan", "__nv_atanf"},
-                                                                                   {"asin", "__nv_asinf"},
-                                                                                   {"acos", "__nv_acosf"},
-                                                                                   {"sinh", "__nv_sinhf"},
-                                                                                   {"cosh", "__nv_coshf"}}) {
+  for (const auto& [op, symbol] : std::vector<std::pair<std::string, std::string>>{
+           {"sin", "__nv_sinf"},       {"cos", "__nv_cosf"},      {"tanh", "__nv_tanhf"},
+           {"erf", "__nv_erff"},       {"expm1", "__nv_expm1f"},  {"tan", "__nv_tanf"},
+           {"atan", "__nv_atanf"},     {"asin", "__nv_asinf"},    {"acos", "__nv_acosf"},
+           {"sinh", "__nv_sinhf"},     {"cosh", "__nv_coshf"},    {"asinh", "__nv_asinhf"},
+           {"acosh", "__nv_acoshf"},   {"atanh", "__nv_atanhf"},  {"log10", "__nv_log10f"},
+           {"exp10", "__nv_exp10f"},   {"cbrt", "__nv_cbrtf"},    {"erfc", "__nv_erfcf"},
+           {"erfinv", "__nv_erfinvf"}, {"lgamma", "__nv_lgammaf"}}) {
     const lowering::GpuKernel kernel = compile_text(unary(op, "f32"));
     EXPECT_TRUE(contains(kernel.llvm_ir, "declare float @" + symbol + "(float)"));
     EXPECT_FALSE(contains(kernel.optimized_llvm_ir, "declare float @" + symbol)) << "linked and inlined";
@@ -172,6 +171,28 @@ TEST(Math, TranscendentalsCallLibdeviceBeforeLinking) {
   EXPECT_TRUE(contains(compile_text(binary("pow", "f64")).llvm_ir, "call double @__nv_pow(double"));
   EXPECT_TRUE(contains(compile_text(binary("atan2", "bf16")).llvm_ir, "call float @__nv_atan2f(float"))
       << "bf16 computes in f32";
+}
+
+// popc and clz are single PTX instructions (of 8 and 16 bits on the widened
+// value) and copysign a select on the sign bit (NVPTX's expansion), never a
+// call.
+TEST(Math, SignCopiesAndBitCountsAreInstructions) {
+  for (const auto& [kernel_text, instruction] :
+       std::vector<std::pair<std::string, std::string>>{{binary("copysign", "f32"), "selp.f32"},
+                                                        {binary("copysign", "f64"), "selp.f64"},
+                                                        {unary("popc", "u32"), "popc.b32"},
+                                                        {unary("popc", "i64"), "popc.b64"},
+                                                        {unary("clz", "i32"), "clz.b32"},
+                                                        {unary("clz", "u64"), "clz.b64"},
+                                                        {unary("clz", "u8"), "clz.b32"},
+                                                        {unary("popc", "i16"), "popc.b32"}}) {
+    SCOPED_TRACE(instruction);
+    const lowering::GpuKernel kernel = compile_text(kernel_text);
+    EXPECT_TRUE(contains(kernel.ptx, instruction)) << kernel.ptx;
+    EXPECT_FALSE(contains(kernel.llvm_ir, "__nv_"));
+    EXPECT_FALSE(contains(kernel.ptx, "call")) << kernel.ptx;
+  }
+  EXPECT_TRUE(contains(compile_text(binary("hypot", "f64")).llvm_ir, "call double @__nv_hypot(double"));
 }
 
 // The exact roundings are single conversions (round, which PTX has no mode

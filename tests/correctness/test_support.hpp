@@ -216,6 +216,19 @@ void expect_equal(const std::vector<T>& got, const std::vector<T>& want, const c
                   << ": got " << detail::show(got[first]) << ", want " << detail::show(want[first]);
 }
 
+/// Relative error allowed for a function within `ulps` of the correctly
+/// rounded result (so within ulps + 1/2 of the exact one, and one ulp of a
+/// normal w is at most 2^-23 |w| in f32, 2^-52 |w| in f64). f16 and bf16
+/// compute in f32 and round once more: plus their unit roundoff (2^-11, 2^-8).
+template <class T>
+double function_tolerance(double ulps_f32, double ulps_f64) {
+  if constexpr (std::is_same_v<T, double>) return (ulps_f64 + 1) * 0x1p-52;
+  const double in_f32 = (ulps_f32 + 1) * 0x1p-23;
+  if constexpr (std::is_same_v<T, float>) return in_f32;
+  else if constexpr (std::is_same_v<T, half>) return 0x1p-11 + in_f32;
+  else return 0x1p-8 + in_f32;
+}
+
 /// Dtype lists for TYPED_TEST suites.
 using IntTypes = ::testing::Types<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
                                   std::uint32_t, std::uint64_t>;

@@ -69,19 +69,6 @@ const char* const kNames[kOps] = {"expm1", "tan", "atan", "sinh", "cosh", "asin"
 constexpr double kUlpsF32[kOps] = {2, 4, 2, 3, 2, 2, 2, 4, 3};
 constexpr double kUlpsF64[kOps] = {2, 2, 2, 2, 2, 2, 2, 2, 2};
 
-/// Relative error allowed for a function within `ulps` of the correctly
-/// rounded result (so within ulps + 1/2 of the exact one, and one ulp of a
-/// normal w is at most 2^-23 |w| in f32, 2^-52 |w| in f64). f16 and bf16
-/// compute in f32 and round once more: plus their unit roundoff (2^-11, 2^-8).
-template <class T>
-double function_tolerance(double ulps_f32, double ulps_f64) {
-  if constexpr (std::is_same_v<T, double>) return (ulps_f64 + 1) * 0x1p-52;
-  const double in_f32 = (ulps_f32 + 1) * 0x1p-23;
-  if constexpr (std::is_same_v<T, float>) return in_f32;
-  else if constexpr (std::is_same_v<T, kl::half>) return 0x1p-11 + in_f32;
-  else return 0x1p-8 + in_f32;
-}
-
 /// Where the reference is a zero, the result must be a zero of its sign
 /// (expect_close takes -0 == +0).
 template <class T>
@@ -142,7 +129,7 @@ TYPED_TEST(Transcendental, FunctionsMatchTheReferenceOverTheirDomains) {
       if (std::isinf(as_double(from_double<T>(want[i])))) want[i] = as_double(from_double<T>(want[i]));
     }
     const std::vector<T> g(got.begin() + op * n, got.begin() + (op + 1) * n);
-    kiln::test::expect_close(g, want, function_tolerance<T>(kUlpsF32[op], kUlpsF64[op]), kNames[op]);
+    kiln::test::expect_close(g, want, kiln::test::function_tolerance<T>(kUlpsF32[op], kUlpsF64[op]), kNames[op]);
     expect_signed_zeros(g, want, kNames[op]);
   }
 }

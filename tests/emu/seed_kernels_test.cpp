@@ -60,8 +60,9 @@ bool any_op(const ir::Function& fn, auto predicate) {
 /// Whether the IR leaves the bits of `fn`'s float results to the device.
 bool device_rounded(const ir::Function& fn) {
   using enum ir::OpCode;
-  static constexpr std::array kApproximate = {exp,  exp2, log,  log2, log1p, expm1, rsqrt, sin,   cos, tan,       asin,
-                                              acos, atan, sinh, cosh, tanh,  erf,   pow,   atan2, dot, atomic_rmw};
+  static constexpr std::array kApproximate = {
+      exp, exp2,  log,   log2,  log1p, expm1, rsqrt, sin,  cos,    tan,    asin, acos,  atan,  sinh, cosh,      tanh,
+      erf, asinh, acosh, atanh, log10, exp10, cbrt,  erfc, erfinv, lgamma, pow,  atan2, hypot, dot,  atomic_rmw};
   return any_op(fn, [](const ir::Operation& op) {
     if (op.code == reduce || op.code == scan)
       return std::ranges::any_of(op.results, [](const ir::Value* v) { return ir::is_float(v->type.dtype); });

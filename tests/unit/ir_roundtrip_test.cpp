@@ -63,6 +63,8 @@ std::map<std::string, std::string> op_samples() {
   s["shl"] = binary("shl", "i16");
   s["shr"] = binary("shr", "tile<64xu32>");
   s["umulhi"] = binary("umulhi", "tile<64xu32>");
+  s["popc"] = unary("popc", "tile<64xu64>");
+  s["clz"] = unary("clz", "tile<8xi16>");
   s["fma"] = kernel("fma", "%0: f32, %1: f32, %2: f32", "  %3 = fma %0, %1, %2 : f32\n");
   s["cmp"] = kernel("cmp", "%0: tile<8xi32>, %1: tile<8xi32>", "  %2 = cmp %0, %1 {pred = lt} : tile<8xi1>\n");
   s["select"] =
@@ -74,8 +76,12 @@ std::map<std::string, std::string> op_samples() {
     s[op] = unary(op, "tile<128xf32>");
   for (const char* op : {"expm1", "tan", "atan", "asin", "acos", "sinh", "cosh"}) s[op] = unary(op, "tile<64xf16>");
   for (const char* op : {"trunc", "round", "rint"}) s[op] = unary(op, "tile<2x8xbf16>");
+  for (const char* op : {"asinh", "acosh", "atanh", "log10", "exp10"}) s[op] = unary(op, "tile<16xf64>");
+  for (const char* op : {"cbrt", "erfc", "erfinv", "lgamma"}) s[op] = unary(op, "tile<4x8xf32>");
   s["pow"] = binary("pow", "tile<32xf32>");
   s["atan2"] = binary("atan2", "f64");
+  s["hypot"] = binary("hypot", "tile<8xf16>");
+  s["copysign"] = binary("copysign", "tile<8xbf16>");
   s["isnan"] = kernel("isnan", "%0: tile<8xf32>", "  %1 = isnan %0 : tile<8xi1>\n");
   s["isinf"] = kernel("isinf", "%0: tile<4x4xf8e5m2>", "  %1 = isinf %0 : tile<4x4xi1>\n");
   s["abs"] = unary("abs", "i32");

@@ -1,5 +1,6 @@
-// Math on values: exp, log, pow, sqrt, trigonometry, erf…, abs, rounding to
-// integers, isnan/isinf, minimum/maximum/clamp, div_rn, fma and umulhi.
+// Math on values: exp, log, pow, sqrt, trigonometry, erf…, lgamma, hypot,
+// copysign, abs, rounding to integers, isnan/isinf, minimum/maximum/clamp,
+// div_rn, fma, umulhi, popc and clz.
 #pragma once
 
 #include <source_location>
@@ -97,6 +98,25 @@ KILN_FLOAT_UNARY(trunc)
 KILN_FLOAT_UNARY(round)
 /// round to the nearest integer value, halfway cases to even
 KILN_FLOAT_UNARY(rint)
+/// inverse hyperbolic sine
+KILN_FLOAT_UNARY(asinh)
+/// inverse hyperbolic cosine; NaN below 1
+KILN_FLOAT_UNARY(acosh)
+/// inverse hyperbolic tangent; +-inf at +-1, NaN outside [-1, 1]
+KILN_FLOAT_UNARY(atanh)
+/// base-10 logarithm
+KILN_FLOAT_UNARY(log10)
+/// 10^x
+KILN_FLOAT_UNARY(exp10)
+/// cube root (negative for negative x)
+KILN_FLOAT_UNARY(cbrt)
+/// complementary error function 1 - erf(x), accurate where erf(x) is near 1
+KILN_FLOAT_UNARY(erfc)
+/// inverse error function: erf(erfinv(y)) = y on [-1, 1]; +-inf at +-1, NaN
+/// outside
+KILN_FLOAT_UNARY(erfinv)
+/// log |Gamma(x)|; +inf at 0 and the negative integers
+KILN_FLOAT_UNARY(lgamma)
 #undef KILN_FLOAT_UNARY
 
 /// x^y with C's pow rules: a negative base needs an integer exponent (else
@@ -114,6 +134,20 @@ template <class A, class B>
   requires(Numeric<A> || Numeric<B>)
 auto atan2(const A& y, const B& x, std::source_location loc = std::source_location::current()) {
   return detail::float_binary<ir::OpCode::atan2>(y, x, loc);
+}
+
+/// sqrt(x^2 + y^2) without overflow or underflow in the squares.
+template <class A, class B>
+  requires(Numeric<A> || Numeric<B>)
+auto hypot(const A& x, const B& y, std::source_location loc = std::source_location::current()) {
+  return detail::float_binary<ir::OpCode::hypot>(x, y, loc);
+}
+
+/// The magnitude of x with the sign of y (also of zeros, infinities and NaN).
+template <class A, class B>
+  requires(Numeric<A> || Numeric<B>)
+auto copysign(const A& x, const B& y, std::source_location loc = std::source_location::current()) {
+  return detail::float_binary<ir::OpCode::copysign>(x, y, loc);
 }
 
 /// x / y rounded to nearest even (IEEE division). The `/` operator on floats
@@ -188,6 +222,29 @@ auto umulhi(const A& a, const B& b, std::source_location loc = std::source_locat
   auto [x, y] = detail::promote_pair(a, b, loc);
   static_assert(ir::is_integer(dtype_of<decltype(x)>), "kiln: umulhi needs integer operands");
   return decltype(x)(detail::emit(ir::OpCode::umulhi, {x.value(), y.value()}, ir_type<decltype(x)>(), {}, loc));
+}
+
+namespace detail {
+template <ir::OpCode Op, Numeric X>
+plain_t<X> bit_count(const X& x, const std::source_location& loc) {
+  static_assert(ir::is_integer(dtype_of<X>) && dtype_of<X> != ir::DType::i1,
+                "kiln: popc and clz need an integer value (not a bool)");
+  return plain_t<X>(emit(Op, {x.value()}, ir_type<X>(), {}, loc));
+}
+}  // namespace detail
+
+/// The number of one bits of each integer, in its own type (libdevice's popc,
+/// popcll).
+template <Numeric X>
+plain_t<X> popc(const X& x, std::source_location loc = std::source_location::current()) {
+  return detail::bit_count<ir::OpCode::popc>(x, loc);
+}
+
+/// The number of zero bits above the highest one bit of each integer, in its
+/// own type; the width for 0 (libdevice's clz, clzll).
+template <Numeric X>
+plain_t<X> clz(const X& x, std::source_location loc = std::source_location::current()) {
+  return detail::bit_count<ir::OpCode::clz>(x, loc);
 }
 
 }  // namespace kiln
