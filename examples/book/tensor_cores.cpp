@@ -161,14 +161,14 @@ void print_cost(const char* name, const lw::LinearLayout& writer, const lw::Line
 /// bank conflicts of cp.async writing it and of the fragment reads, in a
 /// row-major and in the chosen shared layout; returns that instruction (""
 /// for element reads).
-std::string show_operand(const lw::LayoutMap& layouts, const Variant& v, int index, int num_warps) {
+std::string show_operand(const lw::LayoutMap& layouts, const Variant& v, int index, const lw::GpuTarget& target) {
   const kiln::ir::Operation& dot = *v.dot;
   const kiln::ir::Value& tile = *dot.operands[index];
   const int bytes = static_cast<int>(kiln::ir::dtype_bytes(tile.type.dtype));
   // [book:shared]
   const lw::LinearLayout& writer = layouts.at(*copied_pointers(v, index));  // each thread's part of the copy
   const lw::LinearLayout reader =
-      lw::dot_fragment_layout(dot, index == 0 ? lw::DotOperand::a : lw::DotOperand::b, num_warps);
+      lw::dot_fragment_layout(dot, index == 0 ? lw::DotOperand::a : lw::DotOperand::b, target);
   const int along = lw::contiguous_dim_of(writer);
   const lw::LinearLayout chosen = lw::choose_shared_layout(writer, reader, bytes);
   const std::optional<lw::LdmatrixPlan> plan = lw::plan_ldmatrix(reader, chosen, bytes);
@@ -220,8 +220,7 @@ void show_dot(const char* name, const Kernel& kernel, const Args&... args) {
   }
   std::set<std::string> predicted;
   for (int index : {0, 1})
-    if (std::string ldmatrix = show_operand(layouts, v, index, target.num_warps); !ldmatrix.empty())
-      predicted.insert(ldmatrix);
+    if (std::string ldmatrix = show_operand(layouts, v, index, target); !ldmatrix.empty()) predicted.insert(ldmatrix);
   std::string want;
   for (const std::string& form : predicted) want += (want.empty() ? "" : ", ") + form;
   if (instructions(gpu.ptx, "ldmatrix") != (want.empty() ? "none" : want)) {

@@ -258,7 +258,7 @@ class LayoutAssignment {
     std::set<const Value*> accumulator_classes;
     for (const Operation* op : all_ops_) {
       if (op->code != OpCode::dot || !dot_uses_tensor_cores(*op, target_)) continue;
-      const LinearLayout layout = dot_accumulator_layout(*op, num_warps_);
+      const LinearLayout layout = dot_accumulator_layout(*op, target_);
       for (const Value* value : {op->result(), op->operands[2]}) {
         const Value* root = classes_.find(value);
         if (demands_.try_emplace(root, layout).first->second == layout) accumulator_classes.insert(root);
@@ -498,8 +498,8 @@ class LayoutAssignment {
       const bool b_from_shared = dot_uses_wgmma(fn_, *op, target_, axes_);
       for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}})
         if (!reads_shared_slot(*op, index) && !(index == 1 && b_from_shared))
-          need(op->operands[index], tensor_cores ? dot_fragment_layout(*op, operand, num_warps_)
-                                                 : dot_operand_layout(result, operand, k_size));
+          need(op->operands[index],
+               tensor_cores ? dot_fragment_layout(*op, operand, target_) : dot_operand_layout(result, operand, k_size));
       need(op->operands[2], result);
     }
   }

@@ -271,8 +271,8 @@ class DotLowering {
   /// mma.sync per k of the instruction (mma_instruction), in increasing k.
   void lower_on_tensor_cores(const LinearLayout& result, Registers c_values) {
     const std::int64_t m_size = op_.operands[0]->type.shape[0], n_size = op_.operands[1]->type.shape[1];
-    const MmaWarps warps = mma_warps(m_size, n_size, cg_.target.num_warps);
-    if (result != dot_accumulator_layout(op_, cg_.target.num_warps))
+    const MmaWarps warps = dot_mma_warps(op_, cg_.target);
+    if (result != dot_accumulator_layout(op_, cg_.target))
       throw InternalError("dot: the result of a tensor-core dot is not in the mma accumulator layout (" +
                           op_place(op_) + ")");
     Fragment fragments[2];
@@ -343,7 +343,7 @@ class DotLowering {
     const int element_bytes = static_cast<int>(ir::dtype_bytes(input_));
     for (int index : {0, 1}) {
       const ir::Value& value = *op_.operands[static_cast<std::size_t>(index)];
-      LinearLayout needed = dot_fragment_layout(op_, index == 0 ? DotOperand::a : DotOperand::b, cg_.target.num_warps);
+      LinearLayout needed = dot_fragment_layout(op_, index == 0 ? DotOperand::a : DotOperand::b, cg_.target);
       if (reads_shared_slot(op_, index)) {
         read_from_slot(fragments[index], cg_.slots.at(&value), needed, element_bytes);
         continue;

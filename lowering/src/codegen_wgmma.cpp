@@ -63,7 +63,7 @@ class WgmmaLowering {
 
   void lower(Registers accumulator) {
     const LinearLayout& result = cg_.layouts.at(*op_.result());
-    if (result != dot_accumulator_layout(op_, cg_.target.num_warps))
+    if (result != dot_accumulator_layout(op_, cg_.target))
       throw InternalError("dot: the result of a wgmma dot is not in the mma accumulator layout (" + op_place(op_) +
                           ")");
     bool staged = false;
@@ -142,7 +142,7 @@ class WgmmaLowering {
   std::optional<Registers> a_in_registers() {
     if (reads_shared_slot(op_, 0) || wgmma_reads_only_k_major(op_.operands[0]->type.dtype)) return std::nullopt;
     const ir::Value& value = *op_.operands[0];
-    const LinearLayout needed = dot_fragment_layout(op_, DotOperand::a, cg_.target.num_warps);
+    const LinearLayout needed = dot_fragment_layout(op_, DotOperand::a, cg_.target);
     const LinearLayout& lives_in = cg_.layouts.at(value);
     if (lives_in == needed) return cg_.values_of(value, static_cast<std::size_t>(needed.in_dim_size("register")), op_);
     if (plan_register_permute(lives_in, needed))

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kiln/ir/attribute_enums.hpp"
+#include "kiln/lowering/wgmma_layout.hpp"
 
 namespace kiln::lowering {
 
@@ -76,9 +77,52 @@ std::vector<LinearLayout::Basis> warp_bases(MmaWarps warps, int num_warps, bool 
   return bases;
 }
 
+/// The ops of `block` that `op`'s operands are computed from, transitively.
+std::set<const ir::Operation*> computed_from(const ir::Operation& op, const ir::Block& block) {
+  std::set<const ir::Operation*> found;
+  std::vector<const ir::Operation*> pending = {&op};
+  while (!pending.empty()) {
+    const ir::Operation* current = pending.back();
+    pending.pop_back();
+    for (const ir::Value* operand : current->operands)
+      if (operand->def && operand->def->parent == &block && found.insert(operand->def).second)
+        pending.push_back(operand->def);
+  }
+  return found;
+}
+
+/// Whether another dot of `dot`'s block computes one of its operands, or
+/// `dot` one of that dot's (Triton's test on the dot's slice).
+bool chained_to_another_dot(const ir::Operation& dot) {
+  if (!dot.parent) return false;
+  const std::set<const ir::Operation*> sources = computed_from(dot, *dot.parent);
+  for (const auto& other : dot.parent->ops)
+    if (other->code == ir::OpCode::dot && other.get() != &dot &&
+        (sources.contains(other.get()) || computed_from(*other, *dot.parent).contains(&dot)))
+      return true;
+  return false;
+}
+
 }  // namespace
 
 MmaWarps mma_warps(std::int64_t m_size, std::int64_t n_size, int num_warps) {
+  check_power_of_two("M", m_size);
+  check_power_of_two("N", n_size);
+  check_power_of_two("num_warps", num_warps);
+  MmaWarps best;
+  std::int64_t best_reads = 0;
+  for (int m = static_cast<int>(std::clamp<std::int64_t>(m_size / 16, 1, num_warps)); m >= 1; m /= 2) {
+    const int n = static_cast<int>(std::clamp<std::int64_t>(n_size / 8, 1, num_warps / m));
+    const std::int64_t reads = m_size / m + n_size / n;
+    if (best_reads == 0 || reads < best_reads) {
+      best = {m, n};
+      best_reads = reads;
+    }
+  }
+  return best;
+}
+
+MmaWarps mma_warps_down_rows(std::int64_t m_size, std::int64_t n_size, int num_warps) {
   check_power_of_two("M", m_size);
   check_power_of_two("N", n_size);
   check_power_of_two("num_warps", num_warps);
@@ -168,9 +212,16 @@ bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target) {
   }
 }
 
-LinearLayout dot_accumulator_layout(const ir::Operation& dot, int num_warps) {
+MmaWarps dot_mma_warps(const ir::Operation& dot, const GpuTarget& target) {
   const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
-  return mma_accumulator_layout(m_size, n_size, mma_warps(m_size, n_size, num_warps), num_warps);
+  return dot_fits_wgmma(dot, target) || chained_to_another_dot(dot)
+             ? mma_warps_down_rows(m_size, n_size, target.num_warps)
+             : mma_warps(m_size, n_size, target.num_warps);
+}
+
+LinearLayout dot_accumulator_layout(const ir::Operation& dot, const GpuTarget& target) {
+  const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
+  return mma_accumulator_layout(m_size, n_size, dot_mma_warps(dot, target), target.num_warps);
 }
 
 bool reads_shared_slot(const ir::Operation& dot, int index) {
@@ -178,11 +229,12 @@ bool reads_shared_slot(const ir::Operation& dot, int index) {
   return index < 2 && def && def->code == ir::OpCode::local_load;
 }
 
-LinearLayout dot_fragment_layout(const ir::Operation& dot, DotOperand operand, int num_warps) {
+LinearLayout dot_fragment_layout(const ir::Operation& dot, DotOperand operand, const GpuTarget& target) {
   const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
   const std::int64_t k_size = dot.operands[0]->type.shape[1];
-  const MmaWarps warps = mma_warps(m_size, n_size, num_warps);
+  const MmaWarps warps = dot_mma_warps(dot, target);
   const MmaInstruction instruction = mma_instruction(dot);
+  const int num_warps = target.num_warps;
   return operand == DotOperand::a ? mma_operand_layout(DotOperand::a, m_size, k_size, warps, num_warps, instruction)
                                   : mma_operand_layout(DotOperand::b, k_size, n_size, warps, num_warps, instruction);
 }

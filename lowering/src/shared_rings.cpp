@@ -43,7 +43,7 @@ std::optional<LinearLayout> common_fragment_layout(const std::vector<SlotReader>
   std::optional<LinearLayout> fragment;
   for (const auto& [dot, operand] : readers) {
     if (!dot_uses_tensor_cores(*dot, target)) return std::nullopt;
-    LinearLayout needed = dot_fragment_layout(*dot, operand == 0 ? DotOperand::a : DotOperand::b, target.num_warps);
+    LinearLayout needed = dot_fragment_layout(*dot, operand == 0 ? DotOperand::a : DotOperand::b, target);
     if (fragment && *fragment != needed) return std::nullopt;
     fragment = std::move(needed);
   }

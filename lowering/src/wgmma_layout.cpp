@@ -72,16 +72,18 @@ int wgmma_contiguous_dim(const ir::Operation& dot, DotOperand operand, int write
   return operand == DotOperand::a ? 1 : 0;
 }
 
+bool dot_fits_wgmma(const ir::Operation& dot, const GpuTarget& target) {
+  if (!target.wgmma || target.arch != "sm_90a" || !dot_uses_tensor_cores(dot, target)) return false;
+  if (dot.operands[0]->type.dtype == ir::DType::f32) return false;
+  const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
+  return target.num_warps % kWarpsPerWarpgroup == 0 && m_size % kWgmmaRows == 0 &&
+         m_size >= 16 * std::int64_t{target.num_warps} && n_size >= 8 && n_size % 8 == 0;
+}
+
 bool dot_uses_wgmma(const ir::Function& fn, const ir::Operation& dot, const GpuTarget& target,
                     const AxisInfoMap& axes) {
-  if (!target.wgmma || target.arch != "sm_90a" || !dot_uses_tensor_cores(dot, target)) return false;
-  const ir::DType input = dot.operands[0]->type.dtype;
-  if (input == ir::DType::f32) return false;
-  const std::int64_t m_size = dot.operands[0]->type.shape[0], n_size = dot.operands[1]->type.shape[1];
-  if (target.num_warps % kWarpsPerWarpgroup != 0 || m_size % kWgmmaRows != 0 ||
-      m_size < 16 * std::int64_t{target.num_warps} || n_size < 8 || n_size % 8 != 0)
-    return false;
-  if (!wgmma_reads_only_k_major(input)) return true;
+  if (!dot_fits_wgmma(dot, target)) return false;
+  if (!wgmma_reads_only_k_major(dot.operands[0]->type.dtype)) return true;
   for (const int index : {0, 1}) {
     if (!reads_shared_slot(dot, index)) continue;
     const int k_dim = index == 0 ? 1 : 0;

@@ -152,14 +152,15 @@ constexpr int copies_per_iteration(const kernels::MatmulConfig& g) {
 
 template <class T, kernels::Epilogue E>
 void expect_matmul_loop(const std::string& stem) {
-  // sm_80's configuration, 64 x 64 x 32 at 4 warps: each warp holds a 16 x
-  // 64 slice of C, 8 tiles of 16 x 8, 2 k-steps of 16 each; it reads its
-  // 16 x 32 slice of a as 2 ldmatrix.x4 and all of b (32 x 64) as 8
-  // ldmatrix.x4.trans, since b is stored along N and its fragment runs
-  // along K.
+  // sm_80's configuration, 64 x 64 x 32 at 4 warps: the warps split C 2 x
+  // 2, each holding a 32 x 32 quarter, 2 x 4 tiles of 16 x 8, 2 k-steps of
+  // 16 each; it reads its 32 x 32 slice of a as 4 ldmatrix.x4 and its 32 x
+  // 32 slice of b as 4 ldmatrix.x4.trans, since b is stored along N and its
+  // fragment runs along K (8 in all, where 4 x 1 warps of 16 x 64 read 2 +
+  // 8).
   constexpr kernels::MatmulConfig sm80 = kernels::kMatmulSm80;
   static_assert(sm80.block_m == 64 && sm80.block_n == 64 && sm80.block_k == 32 && sm80.num_warps == 4);
-  expect_mma_loop(*matmul_at<T, E, sm80>(), sm80.num_warps, {8 * 2, 2, 8, copies_per_iteration(sm80), 0}, stem);
+  expect_mma_loop(*matmul_at<T, E, sm80>(), sm80.num_warps, {8 * 2, 4, 4, copies_per_iteration(sm80), 0}, stem);
   // sm_90a's: each warpgroup's 64 x BLOCK_N slice takes one wgmma per 16 of
   // K, its three stages of rings all kept.
   constexpr kernels::MatmulConfig sm90a = kernels::kMatmulSm90a;

@@ -276,13 +276,22 @@ TEST(MmaLayout, SmallTilesWrapIntoCopies) {
   expect_mma_fragments(1, 1, 16, 4);
 }
 
-TEST(MmaLayout, WarpSplitFillsRowsFirst) {
-  EXPECT_EQ(mma_warps(64, 64, 4).m, 4);
-  EXPECT_EQ(mma_warps(64, 64, 4).n, 1);
-  EXPECT_EQ(mma_warps(16, 64, 8).m, 1);
-  EXPECT_EQ(mma_warps(16, 64, 8).n, 8);
-  EXPECT_EQ(mma_warps(32, 16, 8).m, 2);
-  EXPECT_EQ(mma_warps(32, 16, 8).n, 2);
+// mma_warps takes the split whose warps read the fewest operand elements a
+// step (M / m + N / n), the most warps down the rows among equals;
+// mma_warps_down_rows fills the rows first.
+TEST(MmaLayout, WarpSplits) {
+  auto split = [](MmaWarps warps) { return std::pair{warps.m, warps.n}; };
+  EXPECT_EQ(split(mma_warps(64, 64, 4)), std::pair(2, 2)) << "32 + 32, not 16 + 64";
+  EXPECT_EQ(split(mma_warps(64, 32, 4)), std::pair(4, 1)) << "16 + 32, as 32 + 16";
+  EXPECT_EQ(split(mma_warps(64, 16, 4)), std::pair(4, 1));
+  EXPECT_EQ(split(mma_warps(128, 128, 8)), std::pair(4, 2)) << "32 + 64, as 64 + 32";
+  EXPECT_EQ(split(mma_warps(128, 256, 8)), std::pair(2, 4));
+  EXPECT_EQ(split(mma_warps(16, 64, 8)), std::pair(1, 8));
+  EXPECT_EQ(split(mma_warps(32, 16, 8)), std::pair(2, 2)) << "4 warps hold copies";
+  EXPECT_EQ(split(mma_warps(16, 8, 4)), std::pair(1, 1)) << "one tile: copies";
+  EXPECT_EQ(split(mma_warps_down_rows(64, 64, 4)), std::pair(4, 1));
+  EXPECT_EQ(split(mma_warps_down_rows(16, 64, 8)), std::pair(1, 8));
+  EXPECT_EQ(split(mma_warps_down_rows(32, 16, 8)), std::pair(2, 2));
   try {
     mma_operand_layout(DotOperand::a, 16, 8, mma_warps(16, 8, 1), 1);
     ADD_FAILURE() << "K = 8 accepted";

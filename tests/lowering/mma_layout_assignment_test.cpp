@@ -7,6 +7,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kiln/ir/parser.hpp"
 #include "kiln/lowering/assign_layouts.hpp"
@@ -89,8 +91,9 @@ struct Assigned {
 
 TEST(MmaLayoutAssignment, TheAccumulatorLivesInTheMmaLayoutThroughTheLoopAndTheEpilogue) {
   for (int num_warps : {1, 2, 4, 8}) {
-    const Assigned a(kMatmulWithBias, {.arch = "sm_80", .num_warps = num_warps});
-    const LinearLayout expected = dot_accumulator_layout(*a.dot, num_warps);
+    const GpuTarget target{.arch = "sm_80", .num_warps = num_warps};
+    const Assigned a(kMatmulWithBias, target);
+    const LinearLayout expected = dot_accumulator_layout(*a.dot, target);
     // The init, the loop's argument, the dot, the loop's result, the bias
     // sum and the store's pointers.
     for (int id : {15, 18, 21, 16, 28, 33}) EXPECT_EQ(a.layouts.at(a.value(id)), expected) << "%" << id;
@@ -107,13 +110,14 @@ TEST(MmaLayoutAssignment, ARowBroadcastIntoTheAccumulatorStaysInsideEachThread) 
 }
 
 TEST(MmaLayoutAssignment, OperandsAreConvertedIntoTheirFragmentLayouts) {
-  const Assigned a(kMatmulWithBias, {.arch = "sm_80", .num_warps = 4});
+  const GpuTarget target{.arch = "sm_80", .num_warps = 4};
+  const Assigned a(kMatmulWithBias, target);
   for (const auto& [index, operand] : {std::pair{0, DotOperand::a}, std::pair{1, DotOperand::b}}) {
     const ir::Value& value = *a.dot->operands[static_cast<std::size_t>(index)];
     const LayoutConversion* conversion = a.layouts.conversion(*a.dot, value);
     ASSERT_NE(conversion, nullptr) << "operand " << index;
     EXPECT_EQ(conversion->from, a.layouts.at(value));
-    EXPECT_EQ(conversion->to, dot_fragment_layout(*a.dot, operand, 4));
+    EXPECT_EQ(conversion->to, dot_fragment_layout(*a.dot, operand, target));
   }
 }
 
@@ -122,11 +126,62 @@ TEST(MmaLayoutAssignment, WithoutTensorCoresTheAccumulatorStaysBlocked) {
                                   GpuTarget{.arch = "sm_75", .num_warps = 4}}) {
     const Assigned a(kMatmulWithBias, target);
     const LinearLayout& result = a.layouts.at(*a.dot->result());
-    EXPECT_NE(result, dot_accumulator_layout(*a.dot, 4)) << target.arch;
+    EXPECT_NE(result, dot_accumulator_layout(*a.dot, {.arch = "sm_80", .num_warps = 4})) << target.arch;
     const LayoutConversion* conversion = a.layouts.conversion(*a.dot, *a.dot->operands[0]);
     ASSERT_NE(conversion, nullptr) << target.arch;
     EXPECT_EQ(conversion->to, dot_operand_layout(result, DotOperand::a, 32)) << target.arch;
   }
+}
+
+// S = Q @ K (64 x 64), P = S in f16, O = P @ V: P is computed from the first
+// dot's result, so both dots keep every warp on whole rows and P reaches the
+// second dot in the registers the first left it in. X @ Y beside them in
+// the same block, chained to neither, takes the balanced split.
+constexpr const char* kChainedDots =
+    R"(kernel @chain(%0: ptr<f16> {divisibility = 16}, %1: ptr<f32> {divisibility = 16}) {
+  %2 = arange {start = 0} : tile<64xi32>
+  %3 = expand_dims %2 {axis = 0} : tile<1x64xi32>
+  %4 = broadcast %3 : tile<64x64xi32>
+  %5 = splat %0 : tile<64x64xptr<f16>>
+  %6 = addptr %5, %4 : tile<64x64xptr<f16>>
+  %7 = load %6 {cache = none, evict = none} : tile<64x64xf16>
+  %8 = constant {value = 0.0} : tile<64x64xf32>
+  %9 = dot %7, %7, %8 {precision = ieee} : tile<64x64xf32>
+  %10 = cast %9 : tile<64x64xf16>
+  %11 = dot %10, %7, %8 {precision = ieee} : tile<64x64xf32>
+  %12 = dot %7, %7, %8 {precision = ieee} : tile<64x64xf32>
+  %13 = add %11, %12 : tile<64x64xf32>
+  %14 = splat %1 : tile<64x64xptr<f32>>
+  %15 = addptr %14, %4 : tile<64x64xptr<f32>>
+  store %15, %13 {cache = none, evict = none}
+}
+)";
+
+TEST(MmaLayoutAssignment, ChainedDotsKeepEveryWarpOnWholeRows) {
+  const std::unique_ptr<ir::Function> fn = ir::parse_function(kChainedDots);
+  std::vector<const ir::Operation*> dots;
+  ir::walk(fn->body, [&](ir::Operation& op) {
+    if (op.code == ir::OpCode::dot) dots.push_back(&op);
+  });
+  ASSERT_EQ(dots.size(), 3u);
+  const GpuTarget target{.arch = "sm_80", .num_warps = 4};
+  auto split = [&](const ir::Operation* dot) {
+    const MmaWarps warps = dot_mma_warps(*dot, target);
+    return std::pair{warps.m, warps.n};
+  };
+  EXPECT_EQ(split(dots[0]), std::pair(4, 1)) << "its result feeds the second";
+  EXPECT_EQ(split(dots[1]), std::pair(4, 1)) << "its a is computed from the first";
+  EXPECT_EQ(split(dots[2]), std::pair(2, 2)) << "its own, though its result meets the second's";
+}
+
+// On sm_90a a dot wgmma can take keeps the rows-first split its warpgroups
+// need; with wgmma off it is balanced.
+TEST(MmaLayoutAssignment, ADotWgmmaMayTakeKeepsItsWarpsDownTheRows) {
+  const Assigned a(kMatmulWithBias, {.arch = "sm_80", .num_warps = 4});
+  const MmaWarps wgmma = dot_mma_warps(*a.dot, {.arch = "sm_90a", .num_warps = 4});
+  const MmaWarps mma = dot_mma_warps(*a.dot, {.arch = "sm_90a", .num_warps = 4, .wgmma = false});
+  EXPECT_EQ(std::pair(wgmma.m, wgmma.n), std::pair(4, 1));
+  EXPECT_EQ(std::pair(mma.m, mma.n), std::pair(2, 2));
 }
 
 }  // namespace

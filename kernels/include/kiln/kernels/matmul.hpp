@@ -140,13 +140,14 @@ struct MatmulConfig {
 inline constexpr MatmulConfig kMatmulSm90a{
     .block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 3};
 /// The configuration for sm_80 and every other target (the cpu and emu
-/// devices included, emu-sm_90a aside): 4 warps, each holding a 16 x 64 slice of C in eight
-/// mma.sync m16n8k16 tiles, its operands read by ldmatrix from 3 stages of
-/// 8 KiB rings (24.5 KiB of shared memory with the epilogue's scratch, so
+/// devices included, emu-sm_90a aside): 4 warps splitting C 2 x 2, each
+/// holding a 32 x 32 quarter in 2 x 4 mma.sync m16n8k16 tiles, its operands
+/// read by ldmatrix (4 of a, 4 of b per iteration: mma_warps) from 3 stages
+/// of 8 KiB rings (24.5 KiB of shared memory with the epilogue's scratch, so
 /// several programs share an SM). ptxas (sm_80, CUDA 13, at a launch's
-/// facts) picks 72 to 96 registers by epilogue, without spills: 72 plain,
-/// 96 for the default bias, erf GELU and dropout, five programs per SM
-/// (CompileOptions::max_registers = 104 gives it 104, four); compiled for
+/// facts) picks 96 registers, plain and with the default bias, erf GELU and
+/// dropout, without spills: five programs per SM
+/// (CompileOptions::max_registers = 104 gives it 102, four); compiled for
 /// sm_90a, 91 (dot_test.cpp checks both). Not yet timed on a GPU either.
 inline constexpr MatmulConfig kMatmulSm80{
     .block_m = 64, .block_n = 64, .block_k = 32, .group_m = 8, .num_warps = 4, .num_stages = 3};

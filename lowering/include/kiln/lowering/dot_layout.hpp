@@ -42,10 +42,18 @@ struct MmaWarps {
   int n = 1;
 };
 
-/// The split for an [m_size, n_size] result and `num_warps` warps: as many
-/// warps down the rows as there are 16-row tiles (up to num_warps), the rest
-/// across the 8-column tiles.
+/// The split for an [m_size, n_size] result and `num_warps` warps whose
+/// warp slices read the fewest operand elements at each step of K: a warp
+/// of an m x n split reads m_size / m rows of a and n_size / n columns of b
+/// from shared memory, so the sum is the least (the most warps down the
+/// rows among equals; warps past the 16 x 8 tiles hold copies). 64 x 64 on
+/// 4 warps: 2 x 2 warps of 32 x 32, reading 32 + 32 where 4 x 1 would read
+/// 16 + 64; 64 x 32 stays 4 x 1 (16 + 32, as 2 x 2's 32 + 16).
 MmaWarps mma_warps(std::int64_t m_size, std::int64_t n_size, int num_warps);
+
+/// The split with as many warps down the rows as there are 16-row tiles (up
+/// to num_warps), the rest across the 8-column tiles.
+MmaWarps mma_warps_down_rows(std::int64_t m_size, std::int64_t n_size, int num_warps);
 
 /// The accumulator layout of `mma.sync.m16n8k16` with f32 accumulators
 /// (Triton's mma v2 encoding) for an [m_size, n_size] tile. Within one
@@ -100,9 +108,18 @@ MmaInstruction mma_instruction(const ir::Operation& dot);
 /// K a multiple of 8 (m16n8k8).
 bool dot_uses_tensor_cores(const ir::Operation& dot, const GpuTarget& target);
 
+/// How the target's warps split a tensor-core dot's result: down the rows
+/// (mma_warps_down_rows) for a dot that may run on wgmma
+/// (dot_fits_wgmma: its warpgroups take 64-row slices) and for a dot chained
+/// to another of its block (one computes an operand of the other, as
+/// attention's two do), so that each warp holds whole rows of both and the
+/// first's result reaches the second as a fragment in registers; balanced
+/// (mma_warps) otherwise.
+MmaWarps dot_mma_warps(const ir::Operation& dot, const GpuTarget& target);
+
 /// The layout a tensor-core dot's accumulator and result live in:
-/// mma_accumulator_layout for its [M, N] tile and the target's warps.
-LinearLayout dot_accumulator_layout(const ir::Operation& dot, int num_warps);
+/// mma_accumulator_layout for its [M, N] tile and dot_mma_warps.
+LinearLayout dot_accumulator_layout(const ir::Operation& dot, const GpuTarget& target);
 
 /// Whether `dot` reads operand `index` (0: a, 1: b) from a shared slot: the
 /// operand is a local_load's result, which the dot takes from shared memory
@@ -110,6 +127,6 @@ LinearLayout dot_accumulator_layout(const ir::Operation& dot, int num_warps);
 bool reads_shared_slot(const ir::Operation& dot, int index);
 
 /// The fragment layout of a tensor-core dot's operand a or b (mma_operand_layout).
-LinearLayout dot_fragment_layout(const ir::Operation& dot, DotOperand operand, int num_warps);
+LinearLayout dot_fragment_layout(const ir::Operation& dot, DotOperand operand, const GpuTarget& target);
 
 }  // namespace kiln::lowering

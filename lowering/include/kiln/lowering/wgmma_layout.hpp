@@ -48,6 +48,10 @@ inline constexpr int kWgmmaDepthBytes = 32;
 /// operand the dot stores itself is stored K-major.
 bool dot_uses_wgmma(const ir::Function& fn, const ir::Operation& dot, const GpuTarget& target, const AxisInfoMap& axes);
 
+/// The part of dot_uses_wgmma's conditions that the dot and the target
+/// decide alone: all but the memory order of 8-bit operands.
+bool dot_fits_wgmma(const ir::Operation& dot, const GpuTarget& target);
+
 /// Whether wgmma reads tiles of `dtype` only K-major (it has imm-trans for
 /// f16 and bf16 alone).
 bool wgmma_reads_only_k_major(ir::DType dtype);
