@@ -13,6 +13,7 @@
 namespace {
 
 namespace kl = kiln;
+using kiln::test::dot_accumulator_t;
 using kiln::test::expect_equal;
 using kiln::test::expect_within;
 using kiln::test::gamma_bound;
@@ -20,14 +21,12 @@ using kiln::test::random_values;
 
 template <class C>
 using P = kl::Ptr<kl::Scalar<C>>;
-/// The accumulator of dot for inputs stored as C: i32 for i8, f32 otherwise.
-template <class C>
-using Acc = std::conditional_t<std::is_integral_v<C>, std::int32_t, float>;
 
 // One program: out_acc = acc + a @ b and out_plain = a @ b over the whole
 // batch, every operand row-major per slice.
 template <class C, int BATCH, int M, int N, int K>
-void batched_dot_kernel(P<C> a, P<C> b, P<Acc<C>> acc, P<Acc<C>> out_acc, P<Acc<C>> out_plain) {
+void batched_dot_kernel(P<C> a, P<C> b, P<dot_accumulator_t<C>> acc, P<dot_accumulator_t<C>> out_acc,
+                        P<dot_accumulator_t<C>> out_plain) {
   auto batch = kl::expand_dims<2>(kl::expand_dims<1>(kl::arange<BATCH>()));  // [B, 1, 1]
   auto m = kl::expand_dims<0>(kl::expand_dims<1>(kl::arange<M>()));          // [1, M, 1]
   auto k_down = kl::expand_dims<0>(kl::expand_dims<1>(kl::arange<K>()));     // [1, K, 1]
@@ -60,7 +59,7 @@ TYPED_TEST_SUITE(BatchedDot, BatchedCases, BatchedNames);
 
 TYPED_TEST(BatchedDot, EachSliceIsItsOwnProductWithAndWithoutAccumulator) {
   using C = typename TypeParam::type;
-  using A = Acc<C>;
+  using A = dot_accumulator_t<C>;
   constexpr int batch = TypeParam::batch, M = 16, N = 32, K = 32;
   const auto a = random_values<C>(batch * M * K, 61, -4, 4);
   const auto b = random_values<C>(batch * K * N, 62, -4, 4);

@@ -17,6 +17,7 @@ namespace {
 
 namespace kl = kiln;
 using kiln::test::as_double;
+using kiln::test::dot_accumulator_t;
 using kiln::test::expect_equal;
 using kiln::test::expect_within;
 using kiln::test::gamma_bound;
@@ -24,15 +25,13 @@ using kiln::test::random_values;
 
 template <class C>
 using P = kl::Ptr<kl::Scalar<C>>;
-/// The accumulator of dot for inputs stored as C: i32 for i8, f32 otherwise.
-template <class C>
-using Acc = std::conditional_t<std::is_integral_v<C>, std::int32_t, float>;
 
 // One batch per program: out_acc = acc + a @ b and out_plain = a @ b, where
 // only the first k_valid columns of a and rows of b are loaded (the rest of
 // the K tile is zero-filled by the masked loads).
 template <class C, int M, int N, int K, kl::Precision PRECISION>
-void dot_kernel(P<C> a, P<C> b, P<Acc<C>> acc, P<Acc<C>> out_acc, P<Acc<C>> out_plain, kl::i32 k_valid) {
+void dot_kernel(P<C> a, P<C> b, P<dot_accumulator_t<C>> acc, P<dot_accumulator_t<C>> out_acc,
+                P<dot_accumulator_t<C>> out_plain, kl::i32 k_valid) {
   auto batch = kl::program_id(0);
   auto m = kl::expand_dims<1>(kl::arange<M>());
   auto k_across = kl::expand_dims<0>(kl::arange<K>());
@@ -86,7 +85,7 @@ std::vector<float> tf32_safe_values(std::size_t n, std::uint64_t seed) {
 
 TYPED_TEST(Dot, MaskedKTailWithAndWithoutAccumulator) {
   using C = typename TypeParam::type;
-  using A = Acc<C>;
+  using A = dot_accumulator_t<C>;
   constexpr kl::Precision precision = TypeParam::precision;
   constexpr int M = 16, N = 8, K = 32, batches = 3, k_valid = 27;
   std::vector<C> a, b;

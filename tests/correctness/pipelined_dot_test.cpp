@@ -23,6 +23,7 @@ namespace {
 
 namespace kl = kiln;
 using kiln::test::count_ops;
+using kiln::test::dot_accumulator_t;
 using kiln::test::expect_within;
 using kiln::test::gamma_bound;
 using kiln::test::inner_products;
@@ -48,10 +49,8 @@ void matmul(P<C> a, P<C> b, P<Acc> c, kl::i32 m, kl::i32 n, kl::i32 k) {
   kl::store(c + rows * n + cols, acc, (rows < m) & (cols < n));
 }
 
-/// The accumulator and precision each input dtype is pipelined at: i8 into
-/// i32, f32 rounded to tf32 (an f32 dot at ieee precision is not pipelined).
-template <class C>
-using Acc = std::conditional_t<std::is_integral_v<C>, std::int32_t, float>;
+/// The precision each input dtype is pipelined at: f32 rounded to tf32 (an
+/// f32 dot at ieee precision is not pipelined).
 template <class C>
 constexpr kl::Precision kPrecision = std::is_same_v<C, float> ? kl::Precision::tf32 : kl::Precision::ieee;
 
@@ -81,14 +80,15 @@ void expect_every_depth_agrees(int m, int n, int k) {
   for (double magnitude : want.magnitudes)
     bound.push_back(
         std::is_integral_v<C> ? 0.0 : (gamma_bound(k, 0x1p-24) + gamma_bound(k, 0x1p-53) + per_product) * magnitude);
-  std::vector<Acc<C>> unpipelined;
+  std::vector<dot_accumulator_t<C>> unpipelined;
   for (int depth = 1; depth <= 4; ++depth) {
     const std::string what = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " at " +
                              std::to_string(depth) + " stages";
-    auto out = kl::Buffer<Acc<C>>::from(random_values<Acc<C>>(static_cast<std::size_t>(m) * n, 73));
-    kl::compile<matmul<C, Acc<C>, BM, BN, BK, kPrecision<C>>>(stages(depth))
+    auto out = kl::Buffer<dot_accumulator_t<C>>::from(
+        random_values<dot_accumulator_t<C>>(static_cast<std::size_t>(m) * n, 73));
+    kl::compile<matmul<C, dot_accumulator_t<C>, BM, BN, BK, kPrecision<C>>>(stages(depth))
         .launch(kl::Grid(kl::cdiv(m, BM), kl::cdiv(n, BN)), ba, bb, out, m, n, k);
-    const std::vector<Acc<C>> got = out.to_host();
+    const std::vector<dot_accumulator_t<C>> got = out.to_host();
     expect_within(got, want.sums, bound, what.c_str());
     if (depth == 1) unpipelined = got;
     else EXPECT_EQ(got, unpipelined) << what << " differs from the unpipelined program";

@@ -49,6 +49,11 @@ struct sum_storage<std::uint16_t> {
 template <class C>
 using sum_storage_t = typename sum_storage<C>::type;
 
+/// The host type of kl::dot's accumulator for inputs stored as C: i32 for i8,
+/// f32 otherwise.
+template <class C>
+using dot_accumulator_t = std::conditional_t<std::is_integral_v<C>, std::int32_t, float>;
+
 /// Unit roundoff u of a float type: one rounding to T has relative error <= u
 /// (2^-(mantissa bits + 1)).
 template <class T>
