@@ -12,11 +12,14 @@
 // ex2/lg2.approx as Triton does: ex2.approx.f32 and lg2.approx.f32 are within
 // 2 ulp (lg2: absolute error 2^-22 near 1), and exp(x) = ex2(x * log2 e) adds
 // the roundings of the product and of the constant log2 e, a relative error
-// up to about 1.25 |x| 2^-24 (2^-17 at the largest finite results). f16, bf16
+// up to about 1.25 |x| 2^-24 (2^-17 at the largest finite results);
+// fast_exp and fast_exp2 use ex2.approx.ftz.f32 (Triton's exp2), which
+// saves ptxas's rescaling of subnormal results by flushing them to +0. f16, bf16
 // and fp8 compute in f32 and round back (fp8 converts in integer arithmetic,
 // codegen_fp8.cpp).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <limits>
 #include <numbers>
 
 #include "codegen.hpp"
@@ -110,6 +113,8 @@ class ElementLowering {
       case OpCode::bitcast: return [](L& l, X x) -> V { return l.bitcast(x[0]); };
       case OpCode::exp: return [](L& l, X x) -> V { return l.in_float(x[0], &L::exp); };
       case OpCode::exp2: return [](L& l, X x) -> V { return l.in_float(x[0], &L::exp2); };
+      case OpCode::fast_exp: return [](L& l, X x) -> V { return l.in_float(x[0], &L::fast_exp); };
+      case OpCode::fast_exp2: return [](L& l, X x) -> V { return l.in_float(x[0], &L::fast_exp2); };
       case OpCode::log: return [](L& l, X x) -> V { return l.in_float(x[0], &L::log); };
       case OpCode::log2: return [](L& l, X x) -> V { return l.in_float(x[0], &L::log2); };
       case OpCode::log1p: return [](L& l, X x) -> V { return l.in_float(x[0], &L::log1p); };
@@ -348,6 +353,19 @@ class ElementLowering {
   llvm::Value* exp2(llvm::Value* x) {
     return is_double(x) ? call_libdevice("exp2", {x})
                         : b_.CreateIntrinsic(x->getType(), llvm::Intrinsic::nvvm_ex2_approx_f, {x});
+  }
+  // f32 flushes in ex2.approx.ftz; f64 has no approximation: libdevice's
+  // function, and a result below the least normal double made +0.
+  llvm::Value* fast_exp2(llvm::Value* x) {
+    return is_double(x) ? flushed(call_libdevice("exp2", {x}))
+                        : b_.CreateIntrinsic(x->getType(), llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {x});
+  }
+  llvm::Value* fast_exp(llvm::Value* x) {
+    return is_double(x) ? flushed(call_libdevice("exp", {x})) : fast_exp2(times(x, std::numbers::log2e));
+  }
+  llvm::Value* flushed(llvm::Value* x) {
+    llvm::Value* least_normal = llvm::ConstantFP::get(x->getType(), std::numeric_limits<double>::min());
+    return b_.CreateSelect(b_.CreateFCmpOLT(x, least_normal), llvm::ConstantFP::get(x->getType(), 0.0), x);
   }
   llvm::Value* log2(llvm::Value* x) {
     return is_double(x) ? call_libdevice("log2", {x})

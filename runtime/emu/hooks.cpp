@@ -204,6 +204,10 @@ std::uint32_t kiln_emu_ldmatrix_x1_trans(const void* row) {
 // use glibc routines that are one build on every host: glibc picks exp2f,
 // log2f and log2 by the CPU (FMA or not), exp2 and log1p it does not.
 float kiln_emu_ex2_f32(float x) { return static_cast<float>(std::exp2(static_cast<double>(x))); }
+float kiln_emu_ex2_ftz_f32(float x) {
+  const float result = kiln_emu_ex2_f32(x);
+  return std::fpclassify(result) == FP_SUBNORMAL ? 0.0f : result;
+}
 double kiln_emu_ex2_f64(double x) { return std::exp2(x); }
 float kiln_emu_lg2_f32(float x) { return static_cast<float>(kiln::runtime::emu::host_independent_log2(x)); }
 double kiln_emu_lg2_f64(double x) { return kiln::runtime::emu::host_independent_log2(x); }
@@ -475,7 +479,7 @@ const Hook kHooks[] = {
     KILN_EMU_HOOK("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3", kiln_emu_ldmatrix_x4),
     KILN_EMU_HOOK("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3", kiln_emu_ldmatrix_x4_trans),
     KILN_EMU_HOOK("llvm.nvvm.ex2.approx.f", kiln_emu_ex2_f32),
-    KILN_EMU_HOOK("llvm.nvvm.ex2.approx.ftz.f", kiln_emu_ex2_f32),
+    KILN_EMU_HOOK("llvm.nvvm.ex2.approx.ftz.f", kiln_emu_ex2_ftz_f32),
     KILN_EMU_HOOK("llvm.nvvm.ex2.approx.d", kiln_emu_ex2_f64),
     KILN_EMU_HOOK("llvm.nvvm.lg2.approx.f", kiln_emu_lg2_f32),
     KILN_EMU_HOOK("llvm.nvvm.lg2.approx.ftz.f", kiln_emu_lg2_f32),

@@ -216,6 +216,13 @@ struct Abs {
   }
 };
 
+/// +0 for a result below the least normal number of its type, as PTX's
+/// `.ftz` flushes it (fast_exp, fast_exp2); other values as they are.
+template <class F>
+F flush_subnormal(F x) {
+  return std::fpclassify(x) == FP_SUBNORMAL ? F(0) : x;
+}
+
 #define KILN_MATH(Name, expr)                                     \
   struct Name {                                                   \
     template <class E> static constexpr bool valid = floating<E>; \
@@ -223,6 +230,8 @@ struct Abs {
   };
 KILN_MATH(Exp, std::exp(x))
 KILN_MATH(Exp2, std::exp2(x))
+KILN_MATH(FastExp, flush_subnormal(std::exp(x)))
+KILN_MATH(FastExp2, flush_subnormal(std::exp2(x)))
 KILN_MATH(Log, std::log(x))
 KILN_MATH(Log2, std::log2(x))
 KILN_MATH(Log1p, std::log1p(x))

@@ -233,6 +233,8 @@ constexpr Binder elementwise_binder(ir::OpCode code) {
     case ir::OpCode::abs: return &unary<Abs>;
     case ir::OpCode::exp: return &unary<Exp>;
     case ir::OpCode::exp2: return &unary<Exp2>;
+    case ir::OpCode::fast_exp: return &unary<FastExp>;
+    case ir::OpCode::fast_exp2: return &unary<FastExp2>;
     case ir::OpCode::log: return &unary<Log>;
     case ir::OpCode::log2: return &unary<Log2>;
     case ir::OpCode::log1p: return &unary<Log1p>;

@@ -17,10 +17,10 @@ namespace {
 
 const std::vector<std::string> kFloats = {"f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
 const std::vector<std::string> kIntegers = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"};
-const std::vector<std::string> kMath = {"exp",   "exp2",  "log",   "log2", "log1p", "sqrt",   "rsqrt", "sin",   "cos",
-                                        "tanh",  "erf",   "floor", "ceil", "abs",   "neg",    "expm1", "tan",   "atan",
-                                        "asin",  "acos",  "sinh",  "cosh", "trunc", "round",  "rint",  "asinh", "acosh",
-                                        "atanh", "log10", "exp10", "cbrt", "erfc",  "erfinv", "lgamma"};
+const std::vector<std::string> kMath = {
+    "exp",  "exp2",  "log",   "log2",  "log1p", "sqrt",  "rsqrt", "sin",  "cos",    "tanh",   "erf",      "floor",
+    "ceil", "abs",   "neg",   "expm1", "tan",   "atan",  "asin",  "acos", "sinh",   "cosh",   "trunc",    "round",
+    "rint", "asinh", "acosh", "atanh", "log10", "exp10", "cbrt",  "erfc", "erfinv", "lgamma", "fast_exp", "fast_exp2"};
 const std::vector<std::string> kFloatBinary = {"pow", "atan2", "hypot", "copysign"};
 const std::vector<std::string> kArithmetic = {"add", "sub", "mul", "div", "rem", "minimum", "maximum"};
 const std::vector<std::string> kBitwise = {"and", "or", "xor", "shl", "shr", "umulhi"};
@@ -234,6 +234,30 @@ TEST(Math, ExponentialsOfF32StayApproximate) {
   const lowering::GpuKernel kernel = compile_text(unary("exp", "f32"));
   EXPECT_TRUE(contains(kernel.ptx, "ex2.approx.f32"));
   EXPECT_FALSE(contains(kernel.llvm_ir, "__nv_")) << "no library call for f32 exp";
+}
+
+// fast_exp and fast_exp2 flush subnormal results in the instruction itself:
+// ex2.approx.ftz.f32, which ptxas does not surround with the rescaling of
+// subnormal results that ex2.approx.f32 gets (a compare and two multiplies,
+// FSETP and FMUL in SASS); f16 computes in f32 the same way. f64 has no
+// approximation: libdevice's function and a select of +0.
+TEST(Math, FastExponentialsFlushSubnormalResultsInTheInstruction) {
+  for (const char* dtype : {"f32", "f16", "bf16"}) {
+    for (const char* op : {"fast_exp", "fast_exp2"}) {
+      SCOPED_TRACE(std::string(op) + " " + dtype);
+      const lowering::GpuKernel kernel = compile_text(unary(op, dtype));
+      EXPECT_TRUE(contains(kernel.ptx, "ex2.approx.ftz.f32")) << kernel.ptx;
+      EXPECT_FALSE(contains(kernel.ptx, "ex2.approx.f32")) << kernel.ptx;
+      EXPECT_FALSE(contains(kernel.llvm_ir, "__nv_")) << "no library call";
+    }
+  }
+  const lowering::GpuKernel exp2 = compile_text(unary("exp2", "f32"));
+  EXPECT_FALSE(contains(exp2.ptx, "ex2.approx.ftz")) << "exp2 keeps its subnormal results: " << exp2.ptx;
+  for (const char* op : {"fast_exp", "fast_exp2"}) {
+    const lowering::GpuKernel f64 = compile_text(unary(op, "f64"));
+    EXPECT_TRUE(contains(f64.llvm_ir, "__nv_exp")) << f64.llvm_ir;
+    EXPECT_TRUE(contains(f64.ptx, "selp.f64")) << f64.ptx;
+  }
 }
 
 TEST(Math, SineInsideALoopBody) {

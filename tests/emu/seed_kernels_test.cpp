@@ -61,8 +61,9 @@ bool any_op(const ir::Function& fn, auto predicate) {
 bool device_rounded(const ir::Function& fn) {
   using enum ir::OpCode;
   static constexpr std::array kApproximate = {
-      exp, exp2,  log,   log2,  log1p, expm1, rsqrt, sin,  cos,    tan,    asin, acos,  atan,  sinh, cosh,      tanh,
-      erf, asinh, acosh, atanh, log10, exp10, cbrt,  erfc, erfinv, lgamma, pow,  atan2, hypot, dot,  atomic_rmw};
+      exp,  exp2, log,    log2,   log1p, expm1, rsqrt, sin,   cos,        tan,      asin,
+      acos, atan, sinh,   cosh,   tanh,  erf,   asinh, acosh, atanh,      log10,    exp10,
+      cbrt, erfc, erfinv, lgamma, pow,   atan2, hypot, dot,   atomic_rmw, fast_exp, fast_exp2};
   return any_op(fn, [](const ir::Operation& op) {
     if (op.code == reduce || op.code == scan)
       return std::ranges::any_of(op.results, [](const ir::Value* v) { return ir::is_float(v->type.dtype); });

@@ -78,6 +78,7 @@ std::map<std::string, std::string> op_samples() {
   for (const char* op : {"trunc", "round", "rint"}) s[op] = unary(op, "tile<2x8xbf16>");
   for (const char* op : {"asinh", "acosh", "atanh", "log10", "exp10"}) s[op] = unary(op, "tile<16xf64>");
   for (const char* op : {"cbrt", "erfc", "erfinv", "lgamma"}) s[op] = unary(op, "tile<4x8xf32>");
+  for (const char* op : {"fast_exp", "fast_exp2"}) s[op] = unary(op, "tile<4x8xbf16>");
   s["pow"] = binary("pow", "tile<32xf32>");
   s["atan2"] = binary("atan2", "f64");
   s["hypot"] = binary("hypot", "tile<8xf16>");

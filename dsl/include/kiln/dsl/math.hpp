@@ -56,6 +56,12 @@ auto float_class(const X& x, const std::source_location& loc) {
 KILN_FLOAT_UNARY(exp)
 /// 2^x
 KILN_FLOAT_UNARY(exp2)
+/// e^x with subnormal results flushed to +0 (libdevice's fast_expf): on a
+/// GPU one ex2.approx.ftz, without exp's rescaling of subnormal results
+KILN_FLOAT_UNARY(fast_exp)
+/// 2^x with subnormal results flushed to +0 (Triton's exp2): on a GPU one
+/// ex2.approx.ftz, without exp2's rescaling of subnormal results
+KILN_FLOAT_UNARY(fast_exp2)
 /// natural logarithm
 KILN_FLOAT_UNARY(log)
 /// base-2 logarithm

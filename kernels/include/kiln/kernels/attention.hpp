@@ -72,8 +72,13 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
   // first block; the guard keeps a row whose keys are all masked free of NaN
   // all the same.
   auto base = kl::where(new_max == negative_infinity, 0.0, new_max);
+  // The weights through fast_exp2: one below 2^-126 (of a row sum of at
+  // least 1) is 0, as in Triton's exp2, which spares the GPU the rescaling of
+  // subnormal results in the per-element work. The rescale factors, one per
+  // row, keep exp2 (with both flushing, ptxas spills at sm_90a's cap of 128
+  // registers with key lengths at head_dim 64).
   auto rescale = kl::exp2(state.row_max - base);
-  auto p = kl::exp2(scores - kl::expand_dims<1>(base));
+  auto p = kl::fast_exp2(scores - kl::expand_dims<1>(base));
   state.row_sum = state.row_sum * rescale + kl::sum(p, kl::axis<1>);
   state.acc = kl::dot(kl::cast<T>(p), v_tile, state.acc * kl::expand_dims<1>(rescale));
   state.row_max = new_max;
@@ -291,8 +296,9 @@ struct AttentionReference {
 ///   rho = (gamma_{d+4} + 4 u) A + gamma_{6 seq + 4}.
 /// - P is rounded to C before the P V dot: relative u_C, plus an absolute
 ///   error tiny_C per weight where it underflows (half f16's smallest
-///   subnormal, 2^-25; for bf16 and f32, 2^-126 also covers an exp2 result
-///   flushed to zero), against weights of at most 1 and a row sum of at least 1.
+///   subnormal, 2^-25; for bf16 and f32, 2^-126, which also covers a weight
+///   fast_exp2 flushes to zero), against weights of at most 1 and a row sum
+///   of at least 1.
 /// - acc / l, then the rounding of O to C: u + u_C relative.
 /// Hence |O~ - O| <= 1.01 ((rho + u_C) M + (rho + u + u_C) |O| + seq tiny_C max|v|).
 /// LSE = m ln 2 + log(l): log of the row sum shifts by at most rho; the
