@@ -149,8 +149,8 @@ class LayoutAssignment {
 
  private:
   /// Unites the values that share a layout: those an op joining layouts
-  /// combines (of one shape), a region's carried values, a scan's results
-  /// and a split's halves.
+  /// combines (of one shape), a region's carried values, a scan's results,
+  /// a split's halves and a reduce's operands.
   void group_into_classes() {
     auto add_tile = [&](const Value* value) {
       if (!value->type.is_tile()) return;
@@ -168,6 +168,16 @@ class LayoutAssignment {
       if (op->code == OpCode::scan || op->code == OpCode::split)
         for (const Value* result : op->results)
           if (result->type.is_tile()) classes_.unite(result, op->results.front());
+      // A reduce of several tiles (argmax's values and indices) combines them
+      // element by element: one layout, as element-wise ops have.
+      if (op->code == OpCode::reduce) {
+        const Value* first = nullptr;
+        for (const Value* operand : op->operands) {
+          if (!operand->type.is_tile() || is_uniform_tile(*operand)) continue;
+          if (first) classes_.unite(operand, first);
+          else first = operand;
+        }
+      }
       if (!ir::joins_layout(op->code)) continue;
       const Value* first = nullptr;
       auto join = [&](const Value* v) {
@@ -479,9 +489,11 @@ class LayoutAssignment {
     }
   }
 
-  /// dot reads its accumulator in its result's layout, and a and b in the
-  /// mma.sync fragment layouts (tensor cores) or in operand layouts derived
-  /// from the result's (FMA units); an operand a local_load makes it reads
+  /// dot reads its accumulator in its result's layout (on tensor cores its
+  /// own mma layout, which its result's class has unless a dot splitting
+  /// its warps otherwise decided it first), and a and b in the mma.sync
+  /// fragment layouts (tensor cores) or in operand layouts derived from the
+  /// result's (FMA units); an operand a local_load makes it reads
   /// from the shared slot itself (codegen_shared_buffer.cpp), and a wgmma
   /// dot b from shared memory (codegen_wgmma.cpp).
   void record_dot_conversions(LayoutMap& layouts) const {
@@ -500,7 +512,7 @@ class LayoutAssignment {
         if (!reads_shared_slot(*op, index) && !(index == 1 && b_from_shared))
           need(op->operands[index],
                tensor_cores ? dot_fragment_layout(*op, operand, target_) : dot_operand_layout(result, operand, k_size));
-      need(op->operands[2], result);
+      need(op->operands[2], tensor_cores ? dot_accumulator_layout(*op, target_) : result);
     }
   }
 

@@ -116,15 +116,19 @@ class DotLowering {
     k_size_ = static_cast<std::int32_t>(a.shape[1]);
 
     const LinearLayout& result = cg_.layouts.at(*op_.result());
-    const Registers acc_values = accumulator(result);
-    if (dot_uses_wgmma(cg_.fn, op_, cg_.target, cg_.axes)) {
-      emit_wgmma_dot(cg_, op_, acc_values);
-      return;
-    }
     if (dot_uses_tensor_cores(op_, cg_.target)) {
-      lower_on_tensor_cores(result, acc_values);
+      // The accumulator in this dot's mma layout; the result, produced there,
+      // converted where its class lives in another (the class of a dot that
+      // splits its warps otherwise: chained_to_another_dot).
+      const LinearLayout own = dot_accumulator_layout(op_, cg_.target);
+      const Registers acc_values = accumulator(own);
+      if (dot_uses_wgmma(cg_.fn, op_, cg_.target, cg_.axes)) emit_wgmma_dot(cg_, op_, acc_values);
+      else lower_on_tensor_cores(acc_values);
+      if (result != own)
+        cg_.define(*op_.result(), emit_layout_conversion(cg_, LayoutConversion{op_.result(), own, result}, op_));
       return;
     }
+    const Registers acc_values = accumulator(result);
     OperandSource a_source = operand(0, dot_operand_layout(result, DotOperand::a, k_size_));
     OperandSource b_source = operand(1, dot_operand_layout(result, DotOperand::b, k_size_));
     const bool crossing = (a_source.staged && !a_source.from_slot) || (b_source.staged && !b_source.from_slot);
@@ -170,19 +174,19 @@ class DotLowering {
     throw LoweringError("dot: unknown precision '" + op_.symbol_attribute("precision") + "' (" + op_place(op_) + ")");
   }
 
-  /// The accumulator's registers in the result's layout, converted when it
-  /// lives in another.
-  Registers accumulator(const LinearLayout& result) {
+  /// The accumulator's registers in `layout` (the result's, or a
+  /// tensor-core dot's own mma layout), converted when it lives in another.
+  Registers accumulator(const LinearLayout& layout) {
     const ir::Value& acc = *op_.operands[2];
     if (const LayoutConversion* conversion = cg_.layouts.conversion(op_, acc)) {
-      if (conversion->to != result)
-        throw InternalError("dot: the accumulator is converted to a layout other than the result's (" + op_place(op_) +
+      if (conversion->to != layout)
+        throw InternalError("dot: the accumulator is converted to a layout other than the dot's (" + op_place(op_) +
                             ")");
       return emit_layout_conversion(cg_, *conversion, op_);
     }
-    if (cg_.layouts.at(acc) != result)
-      throw InternalError("dot: the accumulator is not in the result's layout (" + op_place(op_) + ")");
-    return cg_.values_of(acc, static_cast<std::size_t>(result.in_dim_size("register")), op_);
+    if (cg_.layouts.at(acc) != layout)
+      throw InternalError("dot: the accumulator is not in the dot's layout (" + op_place(op_) + ")");
+    return cg_.values_of(acc, static_cast<std::size_t>(layout.in_dim_size("register")), op_);
   }
 
   /// Operand `index` read in `needed`, its dot operand layout: from
@@ -269,12 +273,9 @@ class DotLowering {
   /// The dot on tensor cores: the accumulator in its registers, a and b as
   /// fragments (read_fragments()); each 16 x 8 accumulator tile takes one
   /// mma.sync per k of the instruction (mma_instruction), in increasing k.
-  void lower_on_tensor_cores(const LinearLayout& result, Registers c_values) {
+  void lower_on_tensor_cores(Registers c_values) {
     const std::int64_t m_size = op_.operands[0]->type.shape[0], n_size = op_.operands[1]->type.shape[1];
     const MmaWarps warps = dot_mma_warps(op_, cg_.target);
-    if (result != dot_accumulator_layout(op_, cg_.target))
-      throw InternalError("dot: the result of a tensor-core dot is not in the mma accumulator layout (" +
-                          op_place(op_) + ")");
     Fragment fragments[2];
     const bool staged = read_fragments(fragments);
 

@@ -41,10 +41,19 @@ class ReduceLowering {
     if (axis_ < 0 || axis_ >= rank)
       throw LoweringError("reduce: axis " + std::to_string(axis_) + " is outside " + ir::to_string(first.type) + " (" +
                           op_place(op_) + ")");
+    // The other operands in the first's layout (layout assignment unites
+    // them; a uniform tile may live elsewhere and is converted).
+    std::vector<Registers> converted;
+    converted.reserve(op_.operands.size());
     std::vector<const Registers*> operands;
     for (const ir::Value* operand : op_.operands) {
       cg_.element_type(operand->type, op_);
-      operands.push_back(&cg_.values_of(*operand, input.in_dim_size("register"), op_));
+      if (const LayoutConversion* conversion = cg_.layouts.conversion(op_, *operand)) {
+        converted.push_back(emit_layout_conversion(cg_, *conversion, op_));
+        operands.push_back(&converted.back());
+      } else {
+        operands.push_back(&cg_.values_of(*operand, input.in_dim_size("register"), op_));
+      }
     }
     const std::optional<LinearLayout> slice =
         rank > 1 ? std::optional<LinearLayout>(slice_layout(input, axis_)) : std::nullopt;

@@ -62,10 +62,6 @@ class WgmmaLowering {
   WgmmaLowering(KernelCodegen& cg, const ir::Operation& op) : cg_(cg), b_(cg.builder), op_(op), scratch_(cg) {}
 
   void lower(Registers accumulator) {
-    const LinearLayout& result = cg_.layouts.at(*op_.result());
-    if (result != dot_accumulator_layout(op_, cg_.target))
-      throw InternalError("dot: the result of a wgmma dot is not in the mma accumulator layout (" + op_place(op_) +
-                          ")");
     bool staged = false;
     const std::optional<Registers> a_fragment = a_in_registers();
     const WgmmaOperand a = a_fragment ? WgmmaOperand{} : operand(DotOperand::a, staged);

@@ -77,28 +77,30 @@ std::vector<LinearLayout::Basis> warp_bases(MmaWarps warps, int num_warps, bool 
   return bases;
 }
 
-/// The ops of `block` that `op`'s operands are computed from, transitively.
-std::set<const ir::Operation*> computed_from(const ir::Operation& op, const ir::Block& block) {
+/// The ops of `block` that `dot`'s a and b are computed from, transitively
+/// (its accumulator left out: a dot adding to another's result, as an
+/// unrolled K loop does, hands nothing over in registers).
+std::set<const ir::Operation*> operands_computed_from(const ir::Operation& dot, const ir::Block& block) {
   std::set<const ir::Operation*> found;
-  std::vector<const ir::Operation*> pending = {&op};
+  std::vector<const ir::Value*> pending = {dot.operands[0], dot.operands[1]};
   while (!pending.empty()) {
-    const ir::Operation* current = pending.back();
+    const ir::Value* value = pending.back();
     pending.pop_back();
-    for (const ir::Value* operand : current->operands)
-      if (operand->def && operand->def->parent == &block && found.insert(operand->def).second)
-        pending.push_back(operand->def);
+    if (value->def && value->def->parent == &block && found.insert(value->def).second)
+      pending.insert(pending.end(), value->def->operands.begin(), value->def->operands.end());
   }
   return found;
 }
 
-/// Whether another dot of `dot`'s block computes one of its operands, or
-/// `dot` one of that dot's (Triton's test on the dot's slice).
+/// Whether another dot of `dot`'s block computes its a or b, or `dot` that
+/// dot's a or b (Triton's test on the dot's slice): attention's P = f(Q K^T)
+/// in P V.
 bool chained_to_another_dot(const ir::Operation& dot) {
   if (!dot.parent) return false;
-  const std::set<const ir::Operation*> sources = computed_from(dot, *dot.parent);
+  const std::set<const ir::Operation*> sources = operands_computed_from(dot, *dot.parent);
   for (const auto& other : dot.parent->ops)
     if (other->code == ir::OpCode::dot && other.get() != &dot &&
-        (sources.contains(other.get()) || computed_from(*other, *dot.parent).contains(&dot)))
+        (sources.contains(other.get()) || operands_computed_from(*other, *dot.parent).contains(&dot)))
       return true;
   return false;
 }

@@ -163,6 +163,9 @@ void record_shape_op_conversions(const ir::Function& fn, int num_warps, LayoutMa
       case ir::OpCode::scan:
         for (const ir::Value* operand : op.operands) need(op, *operand, layouts.at(*op.results[0]));
         break;
+      case ir::OpCode::reduce:
+        for (const ir::Value* operand : op.operands) need(op, *operand, layouts.at(*op.operands[0]));
+        break;
       default: break;
     }
   });

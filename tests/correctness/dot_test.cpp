@@ -2,7 +2,8 @@
 // bf16 and i8 with and without an accumulator, the K tail masked by
 // zero-filled loads, tf32 and tf32x3 precision, and a tiled matmul kernel
 // looping over K with a kl::Var accumulator for sizes that are not multiples
-// of its tiles.
+// of its tiles; and a dot chained to another (attention's P V) adding to the
+// result of a dot that is not, whose warps split another way.
 #include <array>
 #include <bit>
 #include <cmath>
@@ -205,6 +206,60 @@ TYPED_TEST(TiledMatmul, SizesNotMultiplesOfTheTiles) {
     expect_within(out.to_host(), want.sums, bound,
                   ("matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)).c_str());
   }
+}
+
+// out = A @ B + S @ V with S = Q @ K^T rounded to C, all of one 64 x 64
+// (or 64 x 32) tile: the first dot, chained to none, splits its 4 warps
+// 2 x 2 on tensor cores; the last, whose a comes from another dot, keeps them
+// on whole rows (4 x 1) and adds to the first's result, which it reads and
+// leaves in the first's layout.
+template <class C>
+void chained_onto_unchained(P<C> a, P<C> b, P<C> q, P<C> kt, P<C> v, P<float> out) {
+  constexpr int M = 64, N = 64, K = 32, J = 32;
+  auto rows = kl::expand_dims<1>(kl::arange<M>());
+  auto cols = kl::expand_dims<0>(kl::arange<N>());
+  auto k_across = kl::expand_dims<0>(kl::arange<K>());
+  auto k_down = kl::expand_dims<1>(kl::arange<K>());
+  auto j_across = kl::expand_dims<0>(kl::arange<J>());
+  auto j_down = kl::expand_dims<1>(kl::arange<J>());
+  auto first = kl::dot(kl::load(a + rows * K + k_across), kl::load(b + k_down * N + cols));
+  auto scores = kl::dot(kl::load(q + rows * K + k_across), kl::load(kt + k_down * J + j_across));
+  auto both = kl::dot(kl::cast<kl::Scalar<C>>(scores), kl::load(v + j_down * N + cols), first);
+  kl::store(out + rows * N + cols, both);
+}
+
+TYPED_TEST(TiledMatmul, AChainedDotAddsToTheResultOfOneThatIsNot) {
+  using C = TypeParam;
+  constexpr int M = 64, N = 64, K = 32, J = 32;
+  const auto a = random_values<C>(M * K, 64), b = random_values<C>(K * N, 65), v = random_values<C>(J * N, 66);
+  // Small integers in Q and K^T, so that S is exact in C and its rounding adds nothing.
+  auto integers = [](std::size_t count, std::uint64_t seed) {
+    std::vector<C> values = random_values<C>(count, seed, -2, 2);
+    for (C& value : values) value = kiln::test::from_double<C>(std::round(as_double(value)));
+    return values;
+  };
+  const auto q = integers(M * K, 67), kt = integers(K * J, 68);
+  auto out = kl::Buffer<float>::from(random_values<float>(M * N, 69));
+  kl::compile<chained_onto_unchained<C>>().launch(kl::Grid(1), kl::Buffer<C>::from(a), kl::Buffer<C>::from(b),
+                                                  kl::Buffer<C>::from(q), kl::Buffer<C>::from(kt),
+                                                  kl::Buffer<C>::from(v), out);
+  const kiln::test::InnerProducts ab = kiln::test::inner_products(a, b, M, N, K, N, 1);
+  const kiln::test::InnerProducts s = kiln::test::inner_products(q, kt, M, J, K, J, 1);
+  std::vector<double> want, bound;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double sum = ab.sums[i * N + j], magnitude = ab.magnitudes[i * N + j];
+      for (int t = 0; t < J; ++t) {
+        const double p = s.sums[i * J + t] * as_double(v[t * N + j]);
+        sum += p;
+        magnitude += std::abs(p);
+      }
+      want.push_back(sum);
+      // K + J terms in f32 (the products of C values are exact in f32; f32
+      // inputs round each), plus the double reference's own rounding.
+      bound.push_back((gamma_bound(K + J + 1, 0x1p-24) + gamma_bound(K + J, 0x1p-53)) * magnitude);
+    }
+  expect_within(out.to_host(), want, bound, "A @ B + S @ V");
 }
 
 }  // namespace

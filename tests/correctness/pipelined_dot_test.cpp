@@ -4,8 +4,8 @@
 // bf16, i8, f32 at tf32), results within the inner-product bound of the
 // double reference (i8 exactly) and bit for bit the result of the
 // unpipelined program (the products are summed in the same order), with
-// tails in M, N and K and with K shorter than the stages' tiles; its
-// optimized IR holds the ring ops the stages ask for.
+// tails in M, N and K and with K shorter than the stages' tiles, and with
+// the K loop unrolled; its optimized IR holds the ring ops the stages ask for.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -33,15 +33,16 @@ template <class T>
 using P = kl::Ptr<kl::Scalar<T>>;
 
 // C = A @ B for row-major A (M x K), B (K x N) and C (M x N), accumulated in
-// Acc (i32 for i8 inputs, else f32) at precision PR.
-template <class C, class Acc, int BM, int BN, int BK, kl::Precision PR>
+// Acc (i32 for i8 inputs, else f32) at precision PR, the K loop unrolled
+// UNROLL times.
+template <class C, class Acc, int BM, int BN, int BK, kl::Precision PR, int UNROLL = 1>
 void matmul(P<C> a, P<C> b, P<Acc> c, kl::i32 m, kl::i32 n, kl::i32 k) {
   auto rows = kl::expand_dims<1>(kl::program_id(0) * BM + kl::arange<BM>());
   auto cols = kl::expand_dims<0>(kl::program_id(1) * BN + kl::arange<BN>());
   auto k_across = kl::expand_dims<0>(kl::arange<BK>());
   auto k_down = kl::expand_dims<1>(kl::arange<BK>());
   kl::Var acc = kl::zeros<kl::Scalar<Acc>, BM, BN>();
-  for (auto k0 : kl::range(0, k, BK)) {
+  for (auto k0 : kl::range(0, k, BK, {.unroll = UNROLL})) {
     auto ta = kl::load(a + rows * k + (k0 + k_across), (rows < m) & (k0 + k_across < k));
     auto tb = kl::load(b + (k0 + k_down) * n + cols, (k0 + k_down < k) & (cols < n));
     acc = kl::dot(ta, tb, acc, {.precision = PR});
@@ -103,6 +104,30 @@ TYPED_TEST(PipelinedDot, EveryDepthAgreesWithTailsInEveryDimension) {
 TYPED_TEST(PipelinedDot, KShorterThanTheStagesTiles) {
   expect_every_depth_agrees<TypeParam, 32, 32, 32>(33, 17, 10);
   expect_every_depth_agrees<TypeParam, 32, 32, 32>(20, 20, 32);
+}
+
+// An unrolled K loop at 64 x 64 tiles, where a dot on tensor cores splits
+// its 4 warps 2 x 2: the dots of the unrolled loop and of the loop for the
+// remaining iterations hold the accumulator in one layout, and each element
+// sums its products in the same order as without unrolling, so the results
+// are bit for bit the rolled loop's (K = 5 tiles and a tail: 2 and 1 whole
+// groups, then the rest).
+TYPED_TEST(PipelinedDot, UnrolledKLoopsGiveTheRolledLoopsResults) {
+  using C = TypeParam;
+  using Acc = dot_accumulator_t<C>;
+  constexpr int BM = 64, BN = 64, BK = 32;
+  const int m = 70, n = 72, k = 5 * BK + 7;
+  auto ba = kl::Buffer<C>::from(random_values<C>(static_cast<std::size_t>(m) * k, 74));
+  auto bb = kl::Buffer<C>::from(random_values<C>(static_cast<std::size_t>(k) * n, 75));
+  auto product = [&]<int UNROLL>() {
+    auto out = kl::Buffer<Acc>::from(random_values<Acc>(static_cast<std::size_t>(m) * n, 76));
+    kl::compile<matmul<C, Acc, BM, BN, BK, kPrecision<C>, UNROLL>>(stages(3)).launch(
+        kl::Grid(kl::cdiv(m, BM), kl::cdiv(n, BN)), ba, bb, out, m, n, k);
+    return out.to_host();
+  };
+  const std::vector<Acc> rolled = product.template operator()<1>();
+  EXPECT_EQ(product.template operator()<2>(), rolled) << "unrolled twice";
+  EXPECT_EQ(product.template operator()<3>(), rolled) << "unrolled three times";
 }
 
 TEST(PipelinedDot, TheOptimizedProgramHoldsARingPerOperand) {

@@ -181,8 +181,14 @@ auto arg_extreme(const X& x, const std::source_location& loc) {
       std::tuple<plain_t<X>, decltype(indices)>(x, indices), axis<A>,
       [](auto va, auto ia, auto vb, auto ib) {
         auto better = Max ? (vb > va) : (vb < va);
-        auto tie = (vb == va) & (ib < ia);
-        auto take_b = better | tie;
+        auto tie = vb == va;
+        if constexpr (ir::is_float(dtype_of<X>)) {
+          // A NaN beats every number and ties with another NaN: max's NaN,
+          // at the first NaN's index, in any order of combining.
+          better = better | (isnan(vb) & ~isnan(va));
+          tie = tie | (isnan(va) & isnan(vb));
+        }
+        auto take_b = better | (tie & (ib < ia));
         return std::tuple(where(take_b, vb, va), where(take_b, ib, ia));
       },
       loc);
@@ -191,12 +197,14 @@ auto arg_extreme(const X& x, const std::source_location& loc) {
 }
 }  // namespace detail
 
-/// Index (i32) of the maximum along axis A; the first one on ties.
+/// Index (i32) of the maximum along axis A; the first one on ties, the first
+/// NaN's where there is a NaN.
 template <Numeric X, int A>
 auto argmax(const X& x, axis_t<A>, std::source_location loc = std::source_location::current()) {
   return detail::arg_extreme<true, X, A>(x, loc).second;
 }
-/// Index (i32) of the minimum along axis A; the first one on ties.
+/// Index (i32) of the minimum along axis A; the first one on ties, the first
+/// NaN's where there is a NaN.
 template <Numeric X, int A>
 auto argmin(const X& x, axis_t<A>, std::source_location loc = std::source_location::current()) {
   return detail::arg_extreme<false, X, A>(x, loc).second;
@@ -204,8 +212,8 @@ auto argmin(const X& x, axis_t<A>, std::source_location loc = std::source_locati
 
 /// The maximum along axis A and its index (i32, the first one on ties), from
 /// one reduction, as Triton's max(x, axis, return_indices=True): the value is
-/// max's except with NaNs, which, as in argmax, do not win a comparison, so
-/// where they land depends on the reduction order.
+/// max's, NaN where the row has one, and the index then the first NaN's (as
+/// torch.max; Triton's leaves it to the order of combining).
 template <Numeric X, int A>
 auto max_with_index(const X& x, axis_t<A>, std::source_location loc = std::source_location::current()) {
   return detail::arg_extreme<true, X, A>(x, loc);

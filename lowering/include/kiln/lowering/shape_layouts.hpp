@@ -55,9 +55,10 @@ LinearLayout broadcast_operand_layout(const LinearLayout& result, const ir::Shap
 /// would leave two threads holding copies of each element).
 std::optional<LinearLayout> moveless_result_layout(const ir::Operation& op, const LinearLayout& operand);
 
-/// Records, for every reshape, trans, join, split and scan of `fn`, the
-/// conversion of each tile operand into the layout the op needs (above; a
-/// scan needs its results' layout) when it lives in another one; and for
+/// Records, for every reshape, trans, join, split, scan and reduce of `fn`,
+/// the conversion of each tile operand into the layout the op needs (above;
+/// a scan needs its results' layout, a reduce its first operand's) when it
+/// lives in another one; and for
 /// every broadcast whose operand does not live in the threads that hold its
 /// copies (is_thread_local), the conversion into broadcast_operand_layout.
 void record_shape_op_conversions(const ir::Function& fn, int num_warps, LayoutMap& layouts);
