@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
+#include <sstream>
 
 namespace kiln::detail {
 
@@ -126,8 +128,24 @@ ir::Value* emit_broadcast(ir::Value* v, const ir::Shape& shape, const std::sourc
 }
 
 ir::Value* emit_constant(const ir::Type& type, double value, const std::source_location& loc) {
-  if (!ir::is_float(type.dtype)) return emit_int_constant(type, static_cast<std::int64_t>(value), loc);
-  return emit(ir::OpCode::constant, {}, type, {{"value", value}}, loc);
+  if (ir::is_float(type.dtype)) return emit(ir::OpCode::constant, {}, type, {{"value", value}}, loc);
+  // Outside [-2^63, 2^63) (2^64 for u64) the conversion to an integer is
+  // undefined; narrower types are range-checked by the verifier.
+  const bool unsigned64 = type.dtype == ir::DType::u64;
+  if (!(value >= (unsigned64 ? 0.0 : -0x1p63) && value < (unsigned64 ? 0x1p64 : 0x1p63))) {
+    std::ostringstream shown;
+    shown << std::setprecision(17) << value;
+    TraceContext::current("constant")
+        .fail("constant " + shown.str() + " is outside the range of " + std::string(ir::dtype_name(type.dtype)) +
+                  " (a double holds integers exactly only up to 2^53: give an integer, such as INT64_MAX, for a wide "
+                  "one)",
+              loc);
+  }
+  // A u64 value of 2^63 or more keeps its bits in the IR's int64.
+  return emit_int_constant(
+      type,
+      unsigned64 ? static_cast<std::int64_t>(static_cast<std::uint64_t>(value)) : static_cast<std::int64_t>(value),
+      loc);
 }
 
 ir::Value* emit_int_constant(const ir::Type& type, std::int64_t value, const std::source_location& loc) {

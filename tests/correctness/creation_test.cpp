@@ -1,5 +1,5 @@
 // Correctness of value creation: full and zeros of every dtype, at rank 0,
-// 1 and 2, over masked tails.
+// 1 and 2, over masked tails; full of the extreme 64-bit integers.
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -68,6 +68,30 @@ TYPED_TEST(Fill, FullAndZerosWriteEveryElement) {
   expect_equal(zeros_out.to_host(), std::vector<T>(n, kiln::test::from_double<T>(0)), "zeros");
   expect_equal(full2d_out.to_host(), std::vector<T>(2 * n, v2), "full 2-D");
   expect_equal(scalar_out.to_host(), std::vector<T>(grid, v2), "full rank 0");
+}
+
+// An integer fill is exact whatever its width: the extremes of i64 and u64,
+// which a double cannot hold (2^53 + 1 neither).
+void wide_fill_kernel(kl::Ptr<kl::i64> signed_out, kl::Ptr<kl::u64> unsigned_out) {
+  auto offs = kl::arange<4>();
+  kl::store(signed_out + offs, kl::full<kl::i64, 4>(std::numeric_limits<std::int64_t>::max()));
+  kl::store(signed_out + (4 + offs), kl::full<kl::i64, 4>(std::numeric_limits<std::int64_t>::min()));
+  kl::store(signed_out + (8 + offs), kl::full<kl::i64, 4>((std::int64_t{1} << 53) + 1));
+  kl::store(unsigned_out + offs, kl::full<kl::u64, 4>(std::numeric_limits<std::uint64_t>::max()));
+  kl::store(unsigned_out + (4 + offs), kl::full<kl::u64, 4>(0x1p63));
+}
+
+TEST(Fill, IntegerFillsOfSixtyFourBitsAreExact) {
+  kl::Buffer<std::int64_t> signed_out(12);
+  kl::Buffer<std::uint64_t> unsigned_out(8);
+  kl::compile<wide_fill_kernel>().launch(kl::Grid(1), signed_out, unsigned_out);
+  std::vector<std::int64_t> want_signed(4, std::numeric_limits<std::int64_t>::max());
+  want_signed.resize(8, std::numeric_limits<std::int64_t>::min());
+  want_signed.resize(12, (std::int64_t{1} << 53) + 1);
+  std::vector<std::uint64_t> want_unsigned(4, std::numeric_limits<std::uint64_t>::max());
+  want_unsigned.resize(8, std::uint64_t{1} << 63);
+  expect_equal(signed_out.to_host(), want_signed, "full<i64>");
+  expect_equal(unsigned_out.to_host(), want_unsigned, "full<u64>");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Mistakes in kernels written with the DSL, and bad launches, give one line
 // naming the kernel, the problem and the source line (checked verbatim):
 // assignments across runtime control flow, values escaping a loop, tile
-// conditions, break out of kl::range, bad program_id axes at trace time;
+// conditions, break out of kl::range, bad program_id axes, floating
+// constants outside an integer type at trace time;
 // out-of-bounds loads and failing device_asserts at run time; bad grids and
 // out-of-range integer arguments at launch.
 #include <gtest/gtest.h>
@@ -64,6 +65,11 @@ void break_out_of_range(kl::Ptr<kl::f32> out, kl::i32 n) {
 
 void program_id_axis_3(kl::Ptr<kl::i32> out) {
   failing_line = __LINE__; kl::store(out, kl::program_id(3));
+}
+
+// 9223372036854775807.0 is the double 2^63, one past INT64_MAX.
+void full_past_i64(kl::Ptr<kl::i64> out) {
+  failing_line = __LINE__; kl::store(out + kl::arange<4>(), kl::full<kl::i64, 4>(9223372036854775807.0));
 }
 
 // The lines of the kernels two tests compile: kl::compile traces a kernel
@@ -156,6 +162,14 @@ TEST(TraceError, BreakOutOfRange) {
   EXPECT_EQ(got,
             "kernel break_out_of_range: the body of a kl::range loop was left early (break, return or goto); use "
             "kl::while_ for loops that stop early (" +
+                at_line(failing_line) + ")");
+}
+
+TEST(TraceError, FloatingConstantPastTheRangeOfI64) {
+  const std::string got = trace_error<error_kernels::full_past_i64>();
+  EXPECT_EQ(got,
+            "kernel full_past_i64: constant 9.2233720368547758e+18 is outside the range of i64 (a double holds "
+            "integers exactly only up to 2^53: give an integer, such as INT64_MAX, for a wide one) (" +
                 at_line(failing_line) + ")");
 }
 

@@ -2,7 +2,9 @@
 // arange, zeros, full, casts and bitcasts.
 #pragma once
 
+#include <cstdint>
 #include <source_location>
+#include <type_traits>
 
 #include "kiln/dsl/arith.hpp"
 
@@ -34,10 +36,15 @@ Tile<i32, N> arange(int start = 0, std::source_location loc = std::source_locati
 }
 
 /// A value of element E and shape D… filled with `v`: full<f32, 64, 64>(0.5f).
-template <class E, std::size_t... D>
-value_t<E, shape<D...>> full(double v, std::source_location loc = std::source_location::current()) {
+/// An integer v is exact in every integer E (INT64_MAX in i64 too); a
+/// floating v must lie in an integer E's range.
+template <class E, std::size_t... D, class V>
+  requires std::is_arithmetic_v<V>
+value_t<E, shape<D...>> full(V v, std::source_location loc = std::source_location::current()) {
   using R = value_t<E, shape<D...>>;
-  return R(detail::emit_constant(ir_type<R>(), v, loc));
+  if constexpr (std::is_integral_v<V>)
+    return R(detail::emit_int_constant(ir_type<R>(), static_cast<std::int64_t>(v), loc));
+  else return R(detail::emit_constant(ir_type<R>(), static_cast<double>(v), loc));
 }
 
 /// full<E, D…>(0).

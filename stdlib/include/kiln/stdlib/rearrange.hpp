@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <source_location>
+#include <type_traits>
 #include <utility>
 
 #include "kiln/dsl/creation.hpp"
@@ -22,9 +23,11 @@ plain_t<X> zeros_like(const X&, std::source_location loc = std::source_location:
   }(std::make_index_sequence<shape_t<X>::rank>{});
 }
 
-/// A value of x's element type and shape filled with v.
-template <Numeric X>
-plain_t<X> full_like(const X&, double v, std::source_location loc = std::source_location::current()) {
+/// A value of x's element type and shape filled with v (as full: an integer
+/// v exact in every integer type).
+template <Numeric X, class V>
+  requires std::is_arithmetic_v<V>
+plain_t<X> full_like(const X&, V v, std::source_location loc = std::source_location::current()) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return full<element_t<X>, dim_v<shape_t<X>, I>...>(v, loc);
   }(std::make_index_sequence<shape_t<X>::rank>{});
