@@ -1,6 +1,7 @@
 // Tracing a kernel function into a verified, optimized program.
 #include "kiln/dsl/kernel.hpp"
 
+#include <bit>
 #include <cstdlib>
 #include <string_view>
 
@@ -50,6 +51,14 @@ std::shared_ptr<const runtime::Program> build_program(std::string_view display_n
                                                       std::vector<std::string> parameter_names,
                                                       const std::function<void(const std::vector<ir::Value*>&)>& body,
                                                       const CompileOptions& options) {
+  // Checked here, so that every device refuses what the GPU's cannot compile.
+  const std::string kernel = "kernel " + ir_name(display_name) + ": ";
+  if (options.num_warps < 1 || options.num_warps > 32 || std::popcount(static_cast<unsigned>(options.num_warps)) != 1)
+    throw TraceError(kernel + "CompileOptions::num_warps must be a power of two from 1 to 32, got " +
+                     std::to_string(options.num_warps));
+  if (options.num_stages < 1)
+    throw TraceError(kernel + "CompileOptions::num_stages must be at least 1 (1 turns pipelining off), got " +
+                     std::to_string(options.num_stages));
   auto traced = trace_function(display_name, params, body, std::move(parameter_names));
   runtime::ProgramOptions program;
   program.specialize = options.specialize;

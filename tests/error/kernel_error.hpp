@@ -12,9 +12,9 @@ namespace kiln::test {
 
 /// The TraceError message of compiling kernel Fn, or "<traced without error>".
 template <auto Fn>
-std::string trace_error() {
+std::string trace_error(const kiln::CompileOptions& options = {}) {
   try {
-    kiln::compile<Fn>();
+    kiln::compile<Fn>(options);
   } catch (const kiln::TraceError& e) {
     return e.what();
   }

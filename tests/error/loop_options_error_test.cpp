@@ -1,5 +1,6 @@
 // Bad kl::range options are refused while tracing with one line naming the
-// option, its value and the loop's line; bad `num_stages` and `unroll`
+// option, its value and the loop's line, and a kernel's num_stages and
+// num_warps outside their ranges by kl::compile; bad `num_stages` and `unroll`
 // attributes on a `for` op are refused by the verifier (checked verbatim); an
 // unrolled loop whose step never reaches hi faults as the loop itself does.
 #include <gtest/gtest.h>
@@ -52,6 +53,21 @@ TEST(LoopOptionsError, NumStagesBelowOne) {
   const std::string got = trace_error<loop_option_kernels::sum<0, 1>>();
   EXPECT_EQ(got, "kernel sum: kl::range: num_stages must be at least 1 (1 turns pipelining off), got 0" +
                      at_line(failing_line));
+}
+
+// The kernel-wide options, checked by kl::compile on every device.
+TEST(LoopOptionsError, KernelWideNumStagesAndNumWarps) {
+  auto error_with = [](int num_stages, int num_warps) {
+    kl::CompileOptions options;
+    options.num_stages = num_stages;
+    options.num_warps = num_warps;
+    return trace_error<loop_option_kernels::sum<2, 1>>(options);
+  };
+  EXPECT_EQ(error_with(0, 4),
+            "kernel sum: CompileOptions::num_stages must be at least 1 (1 turns pipelining off), got 0");
+  for (int warps : {0, 3, 64})
+    EXPECT_EQ(error_with(3, warps), "kernel sum: CompileOptions::num_warps must be a power of two from 1 to 32, got " +
+                                        std::to_string(warps));
 }
 
 TEST(LoopOptionsError, UnrollOutOfRange) {

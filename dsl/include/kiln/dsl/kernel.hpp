@@ -38,11 +38,13 @@ struct Grid {
 };
 
 struct CompileOptions {
-  /// Warps per program on GPU backends (recorded in the kernel for them).
+  /// Warps per program on GPU backends (recorded in the kernel for them): a
+  /// power of two from 1 to 32, which kl::compile checks on every device.
   int num_warps = 4;
   /// Software-pipelining depth of loops whose loads feed tensor-core dots
   /// (ir::pipeline_dot_loads): their copies are issued num_stages - 1
-  /// iterations ahead into rings of num_stages shared slots; 1 turns it off.
+  /// iterations ahead into rings of num_stages shared slots; 1 turns it off
+  /// (below 1 kl::compile refuses).
   /// A loop's own kl::range(..., {.num_stages = N}) overrides it for that
   /// loop. Every device runs the pipelined program.
   int num_stages = 3;
