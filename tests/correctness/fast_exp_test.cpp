@@ -41,8 +41,8 @@ template <class T>
 Results<T> launch(const std::vector<T>& x) {
   const auto n = static_cast<std::ptrdiff_t>(x.size());
   kl::Buffer<T> out(3 * x.size());
-  kl::compile<fast_exp_kernel<T>>().launch(kl::Grid(kl::cdiv(static_cast<int>(n), kBlock)),
-                                           kiln::test::to_buffer(x), out, static_cast<int>(n));
+  kl::compile<fast_exp_kernel<T>>().launch(kl::Grid(kl::cdiv(static_cast<int>(n), kBlock)), kiln::test::to_buffer(x),
+                                           out, static_cast<int>(n));
   const std::vector<T> all = out.to_host();
   return {{all.begin(), all.begin() + n}, {all.begin() + n, all.begin() + 2 * n}, {all.begin() + 2 * n, all.end()}};
 }
@@ -91,7 +91,8 @@ TYPED_TEST(FastExp, SubnormalResultsAreFlushedToPositiveZero) {
   const int half = 200;
   // The first half for fast_exp2, the second for fast_exp (the same range over ln 2).
   std::vector<T> x = kiln::test::random_values<T>(half, 902, low, high);
-  const std::vector<T> for_exp = kiln::test::random_values<T>(half, 903, low * std::numbers::ln2, high * std::numbers::ln2);
+  const std::vector<T> for_exp =
+      kiln::test::random_values<T>(half, 903, low * std::numbers::ln2, high * std::numbers::ln2);
   x.insert(x.end(), for_exp.begin(), for_exp.end());
   x[0] = x[half] = from_double<T>(-std::numeric_limits<double>::infinity());
   const Results<T> got = launch(x);
@@ -132,8 +133,9 @@ TYPED_TEST(FastExp, OnlyTheComputingFormatsSubnormalsAreFlushed) {
 TYPED_TEST(FastExp, SpecialValuesAreExact) {
   using T = TypeParam;
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  const double subnormal = std::is_same_v<T, kl::half> ? 0x1p-24 : std::is_same_v<T, kl::bfloat16> ? 0x1p-133
-                                                                 : std::exp2(kLog2LeastSubnormal<T>);
+  const double subnormal = std::is_same_v<T, kl::half>       ? 0x1p-24
+                           : std::is_same_v<T, kl::bfloat16> ? 0x1p-133
+                                                             : std::exp2(kLog2LeastSubnormal<T>);
   const std::vector<double> xs = {nan, inf, -inf, 0.0, -0.0, subnormal, -subnormal};
   const Results<T> got = launch(of_values<T>(xs));
   for (const auto& [name, results] : {std::pair{"fast_exp", got.fast_exp}, std::pair{"fast_exp2", got.fast_exp2}}) {
