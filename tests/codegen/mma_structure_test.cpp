@@ -6,9 +6,10 @@
 // shared loads). Pipelined (matmul, 3 stages) they arrive by 16-byte
 // cp.async into the rings, with one wait_group leaving the next stages'
 // copies in flight, one barrier and no loads or stores of their own (matmul
-// at sm_80's configuration and, on wgmma, at sm_90a's); unpipelined
-// (attention at head_dim 64) in 16-byte loads (K^T too, which runs along
-// its rows in memory) staged with at most two barriers per crossing.
+// and attention at sm_80's configuration and, on wgmma, at sm_90a's);
+// unpipelined (attention with num_stages 1) in 16-byte loads (K^T too, which
+// runs along its rows in memory) staged with at most two barriers per
+// crossing.
 // Attention's Q and P reach their dots from registers. The library's wgmma
 // kernels, fault checks and all, call no function and put no wgmma on a
 // divergent path, so that ptxas keeps their wgmma pipelined.
@@ -183,37 +184,42 @@ TEST(MmaStructure, MatmulBf16WithItsEpilogueKeepsTheAccumulatorInRegisters) {
 
 // attention at sm_80's configuration: per iteration S = Q K^T (BLOCK_M x
 // BLOCK_N over HEAD_DIM) and O += P V (BLOCK_M x HEAD_DIM over BLOCK_N),
-// each warp holding a 16-row slice of both.
-template <class T, int HEAD_DIM>
+// each warp holding a 16-row slice of both. Every warp reads all of K^T
+// (HEAD_DIM x BLOCK_N, loaded and stored along HEAD_DIM, its K: plain
+// ldmatrix) and of V (BLOCK_N x HEAD_DIM, stored along HEAD_DIM, its N:
+// ldmatrix.trans), 256 elements per x4. Pipelined (the library's num_stages)
+// K^T and V arrive by 16-byte cp.async; with num_stages 1 they take two
+// crossings into their fragments (the key offsets reach both loads' layouts
+// inside each thread).
+template <class T, int HEAD_DIM, int NUM_STAGES>
 void expect_attention_loop(const std::string& stem) {
-  constexpr kernels::AttentionConfig config = kernels::kAttentionSm80<HEAD_DIM>;
+  constexpr kernels::AttentionConfig library = kernels::kAttentionSm80<HEAD_DIM>;
+  constexpr kernels::AttentionConfig config{
+      .block_m = library.block_m, .block_n = library.block_n, .num_warps = library.num_warps, .num_stages = NUM_STAGES};
   constexpr int block_m = config.block_m, block_n = config.block_n;
   auto compiled = kl::compile<kernels::attention<T, HEAD_DIM, block_m, block_n, false>>(config.compile_options());
   const int num_warps = config.num_warps;
   const int rows_per_warp_pass = 16 * std::min(num_warps, block_m / 16);
   const int m_tiles = block_m / rows_per_warp_pass;
   const int scores = m_tiles * (block_n / 8) * (HEAD_DIM / 16), output = m_tiles * (HEAD_DIM / 8) * (block_n / 16);
-  // Unpipelined at head_dim 64 (its num_stages): two crossings, K^T
-  // and V into their fragments (the key offsets reach both loads' layouts
-  // inside each thread). Every warp reads all of K^T (HEAD_DIM x BLOCK_N,
-  // loaded and stored along HEAD_DIM, its K: plain ldmatrix) and of V
-  // (BLOCK_N x HEAD_DIM, stored along HEAD_DIM, its N: ldmatrix.trans), 256
-  // elements per x4.
-  static_assert(config.num_stages == 1);
+  const int copies = NUM_STAGES > 1 ? 2 * block_n * HEAD_DIM * 2 / (16 * 32 * num_warps) : 0;
   const ir::Function& fn = compiled.program().specialized(launch_facts("aaaaa---aaa"))->optimized();
-  expect_mma_loop(fn, num_warps, {scores + output, HEAD_DIM * block_n / 256, block_n * HEAD_DIM / 256, 0, 4}, stem);
+  expect_mma_loop(fn, num_warps, {scores + output, HEAD_DIM * block_n / 256, block_n * HEAD_DIM / 256, copies, 4},
+                  stem);
   // On wgmma each warpgroup's 64-row slice (of BLOCK_M / 64 / warpgroups)
   // takes S in HEAD_DIM / 16 instructions and O in BLOCK_N / 16, Q and P
-  // from registers, K^T and V staged (fence, barrier; barrier after).
+  // from registers, K^T and V from the rings (one barrier) or staged (fence,
+  // barrier; barrier after).
   const int slices = block_m / 64 / (num_warps / 4);
-  expect_wgmma_loop(fn, num_warps, 2, {slices * (HEAD_DIM / 16 + block_n / 16), 0, 4}, stem);
+  expect_wgmma_loop(fn, num_warps, 2, {slices * (HEAD_DIM / 16 + block_n / 16), copies, copies > 0 ? 1 : 4}, stem);
   const lowering::GpuKernel kernel = lowering::compile_for_gpu(fn, {.arch = "sm_90a", .num_warps = num_warps});
   EXPECT_NE(kernel.ptx.find("k16.f32.f16.f16 {"), std::string::npos);
   EXPECT_GE(count(kernel.ptx, "}, {%r"), 1) << stem << ": no wgmma takes a from registers";
 }
 
 TEST(MmaStructure, AttentionF16Head64KeepsPAndTheAccumulatorInRegisters) {
-  expect_attention_loop<kl::f16, 64>("attention_f16_d64");
+  expect_attention_loop<kl::f16, 64, kernels::kAttentionSm80<64>.num_stages>("attention_f16_d64");
+  expect_attention_loop<kl::f16, 64, 1>("attention_f16_d64_unpipelined");
 }
 
 // attention at sm_90a's configuration, pipelined: each warpgroup's 64 rows

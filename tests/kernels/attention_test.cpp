@@ -1,11 +1,12 @@
 // Correctness of the attention kernel on the cpu device against the double
 // reference: f16 and bf16 (and f32 in two of the variants), head_dim 64 and
 // 128, causal and not, sequence lengths below, at and past the query block
-// and the 32-key block, several batches and heads of distinct data, O
-// and LSE element by element within the reference's derived bound; a
-// [batch, seq, heads, head_dim] layout to check that the strides, not the
-// shape, place each head; and key lengths (key padding) of 0, all and some
-// keys, with NaN and inf in the padded keys, which must change nothing.
+// and the key block, several batches and heads of distinct data, O
+// and LSE element by element within the reference's derived bound; scales
+// of either sign and zero; a [batch, seq, heads, head_dim] layout to check
+// that the strides, not the shape, place each head; and key lengths (key
+// padding) of 0, all and some keys, with NaN and inf in the padded keys,
+// which must change nothing.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -92,9 +93,10 @@ std::pair<std::vector<typename Case::type>, std::vector<float>> run_attention(co
 TYPED_TEST(Attention, MatchesTheReferenceAcrossBlockTails) {
   using C = typename TypeParam::type;
   constexpr int d = TypeParam::head_dim;
-  // 1 and 17: one partial block of each kind; 64: two key blocks (whole
-  // query blocks at head_dim 128); 100: a tail of 4 keys (and of 4 rows at
-  // head_dim 128); 129: tails of one row and one key.
+  // 1 and 17: one partial block of each kind; 64: whole key blocks (one of
+  // 64 keys or two of 32); 100: a tail of 36 or 4 keys (and of 4 rows where
+  // the query block is 32, f32 at head_dim 128); 129: tails of one row and one
+  // key.
   for (int seq : {1, 17, 64, 100, 129}) {
     SCOPED_TRACE("seq " + std::to_string(seq));
     const AttentionShape shape{.batch = 2,
@@ -152,6 +154,28 @@ TYPED_TEST(Attention, StridesPlaceEachHead) {
   const auto want = attention_reference(q, k, v, shape);
   expect_within(o, want.o, want.o_bound, "O");
   expect_within(lse, want.lse, want.lse_bound, "LSE");
+}
+
+TYPED_TEST(Attention, ScalesOfEitherSignAndZero) {
+  using C = typename TypeParam::type;
+  constexpr int d = TypeParam::head_dim;
+  // A negative scale reaches the kernel's scores through Q's sign, and a zero
+  // one weighs every visible key alike (O the mean of their V rows). 300
+  // keys give blocks without a mask (before the diagonal, when causal) and
+  // a masked tail block, whose -inf scores a zero scale must not turn into
+  // NaN.
+  for (double sm_scale : {-1.0 / std::sqrt(static_cast<double>(d)), -1.0, 0.0, -0.0}) {
+    SCOPED_TRACE("sm_scale " + std::to_string(sm_scale));
+    const AttentionShape shape{
+        .batch = 1, .heads = 2, .seq = 300, .head_dim = d, .causal = TypeParam::causal, .sm_scale = sm_scale};
+    const auto q = random_values<C>(shape.elements(), 801);
+    const auto k = random_values<C>(shape.elements(), 802);
+    const auto v = random_values<C>(shape.elements(), 803);
+    const auto [o, lse] = run_attention<TypeParam>(q, k, v, shape, shape.heads * shape.seq * d, shape.seq * d, d);
+    const auto want = attention_reference(q, k, v, shape);
+    expect_within(o, want.o, want.o_bound, "O");
+    expect_within(lse, want.lse, want.lse_bound, "LSE");
+  }
 }
 
 /// Each LSE within its bound where the reference's is finite, and exactly

@@ -50,6 +50,11 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
   auto keys_down = kl::expand_dims<1>(keys);                                   // [BLOCK_N, 1]
   auto k_ptrs = k_head + keys_across * stride_seq + kl::expand_dims<1>(dims);  // K^T: [HEAD_DIM, BLOCK_N]
   auto v_ptrs = v_head + keys_down * stride_seq + kl::expand_dims<0>(dims);    // V: [BLOCK_N, HEAD_DIM]
+  // The scores of unmasked blocks stay unscaled: the scale joins the
+  // exponent's fma, one instruction per score instead of a multiply and a
+  // subtraction. As qk_scale >= 0, the scaled row maximum is the maximum of
+  // the scaled scores, bit for bit (rounding is monotone). Masked blocks
+  // scale first, since -inf * 0 would be NaN.
   auto scores = [&] {
     if constexpr (MASKED) {
       auto in_seq = keys_across < keys_end;
@@ -57,7 +62,7 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
       if constexpr (CAUSAL) return kl::where(in_seq & (keys_across <= kl::expand_dims<1>(rows)), s, negative_infinity);
       else return kl::where(in_seq, s, negative_infinity);
     } else {
-      return kl::dot(q_tile, kl::load(k_ptrs)) * qk_scale;
+      return kl::dot(q_tile, kl::load(k_ptrs));
     }
   }();
   auto v_tile = [&] {
@@ -65,7 +70,11 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
     else return kl::load(v_ptrs);
   }();
   // [book:update]
-  auto new_max = kl::maximum(state.row_max, kl::max(scores, kl::axis<1>));
+  auto block_max = [&] {
+    if constexpr (MASKED) return kl::max(scores, kl::axis<1>);
+    else return kl::max(scores, kl::axis<1>) * qk_scale;
+  }();
+  auto new_max = kl::maximum(state.row_max, block_max);
   // A row with no visible key so far keeps a -inf maximum, and exp2(-inf -
   // -inf) is NaN: take its exponents relative to 0 instead, so its weights stay
   // 0. With the masks here every row that sees a key at all sees key 0 in its
@@ -78,7 +87,10 @@ void attend_block(OnlineSoftmax<BLOCK_M, HEAD_DIM>& state, kl::Ptr<T> k_head, kl
   // row, keep exp2 (with both flushing, ptxas spills at sm_90a's cap of 128
   // registers with key lengths at head_dim 64).
   auto rescale = kl::exp2(state.row_max - base);
-  auto p = kl::fast_exp2(scores - kl::expand_dims<1>(base));
+  auto p = [&] {
+    if constexpr (MASKED) return kl::fast_exp2(scores - kl::expand_dims<1>(base));
+    else return kl::fast_exp2(kl::fma(scores, qk_scale, -kl::expand_dims<1>(base)));
+  }();
   state.row_sum = state.row_sum * rescale + kl::sum(p, kl::axis<1>);
   state.acc = kl::dot(kl::cast<T>(p), v_tile, state.acc * kl::expand_dims<1>(rescale));
   state.row_max = new_max;
@@ -105,33 +117,40 @@ struct AttentionConfig {
 };
 
 /// The configuration for f16 and bf16 on sm_80 and every target but
-/// sm_90a, on tensor cores (mma.sync): 128 query rows by 32 keys at 8
-/// warps, so that each warp holds 16 whole rows of S and O. Then Q and P
-/// reach their A fragments inside each thread (P from S's accumulator, as
-/// FlashAttention-2 does) and the row statistics need no other warp: at
-/// head_dim 128 the loop has 64 mma.sync, 32 ldmatrix of K and V from their
-/// rings and one barrier, where 32 rows (warps split along the keys) staged
-/// Q and P through shared memory in every iteration (61 shared accesses and
-/// 9 barriers per 16 mma.sync). ptxas -v (sm_80, CUDA 13), on the facts of
-/// a launch on contiguous buffers, without spills: head_dim 128 248-250
-/// registers (key lengths too), head_dim 64 135 (causal 164; with key
-/// lengths 135 and 140); for sm_90a, where f32 and tests take it, 211-215
-/// and 126-127.
-/// Stages: 3 at head_dim 128; 1 (none) at head_dim 64, whose pipelined
-/// kernel ptxas squeezes into 128 registers with 8 bytes of spills.
+/// sm_90a, on tensor cores (mma.sync): 128 query rows at 8 warps, so that
+/// each warp holds 16 whole rows of S and O. Then Q and P reach their A
+/// fragments inside each thread (P from S's accumulator, as
+/// FlashAttention-2 does) and the row statistics need no other warp; where
+/// 32 rows (warps split along the keys) staged Q and P through shared
+/// memory in every iteration (61 shared accesses and 9 barriers per 16
+/// mma.sync).
+/// - Keys per block: 64 at head_dim 64, as Triton's configurations have:
+///   the per-block work of the online softmax (the rescale of O, the row
+///   statistics) is paid half as often as with 32: the loop holds 5.8 SASS
+///   instructions per mma.sync, where 32 keys take 7.5 (Triton's 128 x 64
+///   tiles at 4 warps: 5.3). At head_dim 128, 32: 64 keys spill there (8
+///   bytes; 112 causal).
+/// - 3 stages: K and V arrive by cp.async two iterations ahead, with one
+///   barrier per iteration.
+/// ptxas -v (sm_80, CUDA 13), on the facts of a launch on contiguous
+/// buffers, without spills: head_dim 128 255 registers (key lengths too),
+/// head_dim 64 179 (causal 192; with key lengths 185 and 193): one program
+/// per SM either way, as 138 registers at 32 keys had.
 template <int HEAD_DIM>
 inline constexpr AttentionConfig kAttentionSm80{
-    .block_m = 128, .block_n = 32, .num_warps = 8, .num_stages = HEAD_DIM <= 64 ? 1 : 3};
+    .block_m = 128, .block_n = HEAD_DIM <= 64 ? 64 : 32, .num_warps = 8, .num_stages = 3};
 
 /// The configuration for f32, on the FMA units on every target: 32 keys
 /// per block, 8 warps, and the most query rows whose kernel fits in
 /// registers without spilling at 8 warps, on the facts of a launch on
 /// contiguous buffers, for sm_80 and sm_90a, causal and not
 /// (tests/codegen/dot_test.cpp checks it): 128 at head_dim 64, 32 at 128
-/// (64 rows spill). Stages as kAttentionSm80's.
+/// (64 rows spill). num_stages is the default 3 and changes nothing here:
+/// the pipeliner leaves dots on the FMA units alone (software_pipeline.cpp),
+/// whose thousands of FMAs per iteration hide their loads.
 template <int HEAD_DIM>
 inline constexpr AttentionConfig kAttentionFmaUnits{
-    .block_m = HEAD_DIM <= 64 ? 128 : 32, .block_n = 32, .num_warps = 8, .num_stages = HEAD_DIM <= 64 ? 1 : 3};
+    .block_m = HEAD_DIM <= 64 ? 128 : 32, .block_n = 32, .num_warps = 8, .num_stages = 3};
 
 /// The configuration for f16 and bf16 on sm_90a, where both dots run on
 /// wgmma (no GPU has timed it yet; the first run on one must compare it
@@ -147,8 +166,8 @@ inline constexpr AttentionConfig kAttentionFmaUnits{
 ///   converting it through shared memory every iteration.)
 /// - 3 stages: K and V rings of 96 KiB at head_dim 128 (the pipeliner's
 ///   budget), 48 KiB at 64.
-/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 235 registers
-///   (causal 255; 238-239 with key lengths), head_dim 64 128. Above 128 a
+/// - ptxas (sm_90a, CUDA 13), without spills: head_dim 128 234 registers
+///   (causal 252; 238 with key lengths), head_dim 64 128. Above 128 a
 ///   program of 8 warps has an SM's registers to itself, and uncapped ptxas
 ///   gives the causal head_dim 64 kernel 159: capped at 128 it fits them
 ///   without spills, two programs per SM as every other head_dim 64 variant
@@ -175,11 +194,14 @@ void attention_program(kl::Ptr<T> q, kl::Ptr<T> k, kl::Ptr<T> v, kl::Ptr<T> o, k
   auto row_ptrs = kl::expand_dims<1>(rows) * stride_seq + kl::expand_dims<0>(dims);  // [BLOCK_M, HEAD_DIM]
   auto row_mask = kl::expand_dims<1>(rows < seq);
   // Rows past seq read zeros: their scores are finite and never stored.
-  auto q_tile = kl::load(q + head_offset + row_ptrs, row_mask);
+  auto q_loaded = kl::load(q + head_offset + row_ptrs, row_mask);
   auto k_head = k + head_offset;
   auto v_head = v + head_offset;
-  // exp2 instead of exp: log2(e) is folded into the scale once.
-  auto qk_scale = sm_scale * std::numbers::log2e;
+  // exp2 instead of exp: log2(e) is folded into the scale once. A negative
+  // scale moves its sign into Q (negation is exact), so that qk_scale >= 0.
+  auto scale = sm_scale * std::numbers::log2e;
+  auto q_tile = kl::where(scale < 0.0, -q_loaded, q_loaded);
+  auto qk_scale = kl::abs(scale);
   OnlineSoftmax<BLOCK_M, HEAD_DIM> state;
   // [book:loops]
   if constexpr (CAUSAL) {
@@ -280,7 +302,7 @@ struct AttentionReference {
 ///
 /// The bound (first order; the factor 1.01 covers the second-order terms):
 /// inputs are exact (both sides read the same C values). Per query row i let
-/// a_ij = scale sum_d |q_id k_jd|, A = max_j a_ij over the visible keys (so
+/// a_ij = |scale| sum_d |q_id k_jd|, A = max_j a_ij over the visible keys (so
 /// every score and every difference of two scores is within 2A), w_ij the
 /// exact softmax weights, M_i = sum_j w_ij |v_j| and u = 2^-24 (f32).
 /// - Scores: an f32 dot of head_dim products (exact for f16/bf16, one rounding
@@ -338,7 +360,7 @@ AttentionReference attention_reference(const std::vector<C>& q, const std::vecto
         }
         scores[j] = s * shape.sm_scale;
         max_score = std::max(max_score, scores[j]);
-        max_magnitude = std::max(max_magnitude, a * shape.sm_scale);
+        max_magnitude = std::max(max_magnitude, a * std::abs(shape.sm_scale));
       }
       double sum = 0;
       for (int j = 0; j < visible; ++j) {
