@@ -448,17 +448,25 @@ class LayoutAssignment {
   static bool is_shape_op(OpCode code) { return ir::family_of(code) == ir::OpFamily::rearrange; }
 
   /// The result class of a reshape, trans, join or split that no op binding
-  /// layouts (broadcasts, reductions, dot, regions) touches takes the layout
-  /// in which the first such op moves no data, derived from its operand's. A
-  /// shape op reading such a class does not bind it, so a chain of shape ops
-  /// (flip's reshape, trans, split and join) derives link by link in program
-  /// order and moves data only where a link must.
+  /// layouts (broadcasts, reductions, a dot's accumulator and result,
+  /// regions) touches takes the layout in which the first such op moves no
+  /// data, derived from its operand's. A shape op reading such a class does
+  /// not bind it, so a chain of shape ops (flip's reshape, trans, split and
+  /// join) derives link by link in program order and moves data only where a
+  /// link must. Nor does a dot's a or b, which it converts to its operand
+  /// layouts from wherever they live: a tile gathered transposed and passed
+  /// through trans (conv2d's im2col tile, taps outer) then crosses shared
+  /// memory once, into the dot's fragments, instead of once for the trans
+  /// and again for the dot.
   void derive_shape_op_layouts() {
     std::map<const Value*, int> bound_uses;
     for (const Operation* op : all_ops_) {
       if (ir::joins_layout(op->code) || is_shape_op(op->code)) continue;
-      for (const Value* value : op->operands)
-        if (value->type.is_tile()) ++bound_uses[classes_.find(value)];
+      for (std::size_t i = 0; i < op->operands.size(); ++i) {
+        const Value* value = op->operands[i];
+        const bool dot_operand = op->code == OpCode::dot && i < 2;
+        if (value->type.is_tile() && !dot_operand) ++bound_uses[classes_.find(value)];
+      }
       for (const Value* value : op->results)
         if (value->type.is_tile()) ++bound_uses[classes_.find(value)];
       for (const auto& region : op->regions)

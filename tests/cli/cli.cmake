@@ -101,8 +101,10 @@ kiln_cli_test(conv2d_scalar_depthwise_f16_check 0 "groups=6 variant=scalar f16 o
   run conv2d_bn_silu --c 6 --k 12 --h 11 --w 10 --stride 2 --groups 6 --variant scalar --dtype f16 --check)
 kiln_cli_test(conv2d_tiled_bf16_check 0 "dilation=2 groups=1 variant=tiled bf16 on cpu\n  plan: tiled \\(tiled as requested\\)\n  ${conv2d_ok}"
   run conv2d_bn_silu --c 5 --k 5 --h 7 --w 9 --pad 2 --dilation 2 --variant tiled --dtype bf16 --check)
-kiln_cli_test(conv2d_gemm_check 0 "k=33 r=1 s=1 stride=1 pad=0 dilation=1 groups=1 variant=gemm f32 on cpu\n  plan: gemm \\(gemm as requested\\)\n  ${conv2d_ok}"
+kiln_cli_test(conv2d_gemm_check 0 "k=33 r=1 s=1 stride=1 pad=0 dilation=1 groups=1 variant=gemm f32 on cpu\n  plan: gemm \\(gemm as requested; terms in order \\(c=6 < 32\\): one tap's channels would mostly pad a step\\)\n  ${conv2d_ok}"
   run conv2d_bn_silu --n 3 --c 6 --h 5 --w 7 --k 33 --r 1 --s 1 --pad 0 --variant gemm --check)
+kiln_cli_test(conv2d_gemm_taps_outer_f16_check 0 "c=40 [^\n]* variant=auto f16 on cpu\n  plan: gemm \\([^\n]*; taps outer \\(c=40 >= 32\\): each tap's window offsets computed once\\)\n  ${conv2d_ok}"
+  run conv2d_bn_silu --n 2 --c 40 --h 6 --w 5 --k 20 --dtype f16 --check)
 kiln_cli_test(conv2d_unfused_check 0 "conv2d_bn_silu_unfused n=2 c=4 h=8 w=8 k=17 [^\n]* f32 on cpu\n  plan: [^\n]*\n  ${conv2d_ok}\n  stats: [0-9.]+ MB read, [0-9.]+ MB written"
   run conv2d_bn_silu_unfused --c 4 --h 8 --w 8 --k 17 --stride 2 --check --stats)
 kiln_cli_test(conv2d_gemm_groups_error 2 "^kiln: conv2d_bn_silu --variant gemm: the gemm variant needs groups=1, got groups=2 \\(use --variant scalar or auto\\)\n$"

@@ -409,12 +409,15 @@ TEST(DotKernels, AttentionF16Head64WithoutFacts) {
 }
 
 // The conv2d + batchnorm + SiLU gemm variant at each tile plan_conv2d
-// chooses, in f32, which the library runs on the FMA units (f16 and bf16
-// take the tensor cores: DotKernelsOnTensorCores below).
+// chooses, in both orders of its reduction, in f32, which the library runs
+// on the FMA units (f16 and bf16 take the tensor cores:
+// DotKernelsOnTensorCores below).
 template <int POSITIONS, int CHANNELS>
 void expect_conv2d_gemm_lowers(const std::string& stem) {
   expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f32, POSITIONS, CHANNELS, 32>>().ir(), stem,
                 Spills::none_allowed);
+  expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f32, POSITIONS, CHANNELS, 32, true, true>>().ir(),
+                stem + "_taps_outer", Spills::none_allowed);
 }
 
 TEST(DotKernels, Conv2dGemm64x32) { expect_conv2d_gemm_lowers<64, 32>("conv2d_gemm_f32_64x32x32"); }
@@ -497,12 +500,15 @@ TEST(DotKernelsOnTensorCores, AttentionBf16Head64) {
 TEST(DotKernelsOnTensorCores, AttentionBf16Head128) {
   expect_attention_variants_lower<kl::bf16, 128, kernels::kAttentionSm80<128>>("attention_bf16_d128", true);
 }
-// f16 conv2d gemm at each tile plan_conv2d chooses, on tensor cores.
+// f16 conv2d gemm at each tile plan_conv2d chooses, in both orders of its
+// reduction, on tensor cores.
 template <int POSITIONS, int CHANNELS>
 void expect_conv2d_gemm_lowers_on_tensor_cores() {
-  expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, POSITIONS, CHANNELS, 32>>().ir(),
-                "mma_conv2d_gemm_f16_" + std::to_string(POSITIONS) + "x" + std::to_string(CHANNELS) + "x32",
+  const std::string stem = "mma_conv2d_gemm_f16_" + std::to_string(POSITIONS) + "x" + std::to_string(CHANNELS) + "x32";
+  expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, POSITIONS, CHANNELS, 32>>().ir(), stem,
                 Spills::none_allowed, true);
+  expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, POSITIONS, CHANNELS, 32, true, true>>().ir(),
+                stem + "_taps_outer", Spills::none_allowed, true);
 }
 TEST(DotKernelsOnTensorCores, Conv2dGemm64x32) { expect_conv2d_gemm_lowers_on_tensor_cores<64, 32>(); }
 TEST(DotKernelsOnTensorCores, Conv2dGemm64x16) { expect_conv2d_gemm_lowers_on_tensor_cores<64, 16>(); }

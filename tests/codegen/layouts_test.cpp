@@ -5,10 +5,12 @@
 #include <memory>
 
 #include "codegen/kernels_text.hpp"
+#include "ir_samples.hpp"
 #include "kiln/ir/parser.hpp"
 #include "kiln/lowering/assign_layouts.hpp"
 #include "kiln/lowering/blocked_layout.hpp"
 #include "kiln/lowering/compile.hpp"
+#include "kiln/lowering/shape_layouts.hpp"
 
 namespace kiln::lowering {
 namespace {
@@ -85,6 +87,36 @@ TEST(AssignLayouts, RegisterMapRefusesElementsOfOtherThreads) {
   const LinearLayout rows = blocked_layout({64, 64}, {1, 4}, {2, 16}, {4, 1}, {1, 0});
   const LinearLayout columns = blocked_layout({64, 64}, {4, 1}, {16, 2}, {1, 4}, {0, 1});
   EXPECT_THROW(thread_local_register_map(rows, {64, 64}, columns, {64, 64}, -1, "broadcast"), InternalError);
+}
+
+TEST(AssignLayouts, ATransposeFeedingADotMovesNoDataOfItsOwn) {
+  // a^T gathered as a 32 x 64 tile and transposed into the dot's a: the
+  // dot converts a into its fragments from wherever it lives, so the
+  // transpose takes its operand's layout with the dimensions swapped and
+  // the tile crosses shared memory once (the dot's conversion), not twice.
+  using ir_samples::load_text;
+  using ir_samples::row_major_offsets;
+  const std::string body = row_major_offsets("a_offsets", 32, 64) +
+                           load_text("a_t", "%0", "a_offsets", "32x64", "f16") +
+                           "  %a = trans %a_t {order = [1, 0]} : tile<64x32xf16>\n" +
+                           row_major_offsets("b_offsets", 32, 32) + load_text("b", "%1", "b_offsets", "32x32", "f16") +
+                           "  %zero = constant {value = 0.0} : tile<64x32xf32>\n"
+                           "  %c = dot %a, %b, %zero {precision = ieee} : tile<64x32xf32>\n" +
+                           row_major_offsets("c_offsets", 64, 32) +
+                           ir_samples::store_text("c_pointers", "%2", "c_offsets", "c", "64x32", "f32");
+  const Assigned a(ir_samples::pointer_kernel_text("transposed_a", {"f16", "f16", "f32"}, " {divisibility = 16}", body),
+                   4);
+  const ir::Operation* trans = nullptr;
+  const ir::Operation* dot = nullptr;
+  for (const auto& op : a.fn->body.ops) {
+    if (op->code == ir::OpCode::trans) trans = op.get();
+    if (op->code == ir::OpCode::dot) dot = op.get();
+  }
+  ASSERT_NE(trans, nullptr);
+  ASSERT_NE(dot, nullptr);
+  EXPECT_EQ(a.layouts.conversion(*trans, *trans->operands[0]), nullptr);
+  EXPECT_EQ(a.layouts.at(*trans->result()), trans_operand_layout(a.layouts.at(*trans->operands[0]), {1, 0}));
+  EXPECT_NE(a.layouts.conversion(*dot, *dot->operands[0]), nullptr) << "a reaches its fragments through a conversion";
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 // Correctness of the fused conv2d + batchnorm + SiLU kernels on the cpu
-// device: the scalar, tiled and implicit-GEMM variants against the double
-// reference, in f32, f16 and bf16, over layers with batch > 1, channel counts
-// that are not multiples of the tiles, odd sizes, stride 2, padding,
-// dilation 2, 1x1 and rectangular kernels, and (scalar only) grouped and
-// depthwise layers; the variants also agree with each other on every layer
-// each supports. Small tiles, so that every tail is exercised.
+// device: the scalar, tiled and implicit-GEMM variants (the latter in both
+// orders of its reduction) against the double reference, in f32, f16 and
+// bf16, over layers with batch > 1, channel counts that are not multiples of
+// the tiles, odd sizes, stride 2, padding, dilation 2, 1x1 and rectangular
+// kernels, and (scalar only) grouped and depthwise layers; the variants also
+// agree with each other on every layer each supports. Small tiles, so that
+// every tail is exercised.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,6 +49,7 @@ const std::vector<kk::Conv2dShape> dense_layers = {
     {2, 6, 11, 10, 16, 3, 3, 1, 2, 2, 1},  // dilation 2 with padding 2
     {1, 17, 5, 6, 20, 2, 3, 1, 0, 1, 1},   // rectangular 2x3 kernel, reduction 102 (a tail of 6 in 32)
     {2, 3, 13, 12, 8, 5, 5, 2, 2, 1, 1},   // 5x5, stride 2, padding 2
+    {1, 40, 6, 5, 18, 3, 3, 1, 1, 1, 1},   // c = 40: a whole and a partial channel step per tap
 };
 const std::vector<kk::Conv2dShape> grouped_layers = {
     {2, 6, 7, 7, 10, 3, 3, 1, 1, 1, 2},  // 2 groups
@@ -86,6 +88,7 @@ TYPED_TEST(Conv2dBnSilu, AllVariantsMatchTheReferenceAndEachOtherOnDenseLayers) 
   auto scalar = kl::compile<kk::conv2d_bn_silu<E, 32>>();
   auto tiled = kl::compile<kk::conv2d_bn_silu_tiled<E, 4, 16>>();
   auto gemm = kl::compile<kk::conv2d_bn_silu_gemm<E, 16, 16, 32>>();
+  auto gemm_taps_outer = kl::compile<kk::conv2d_bn_silu_gemm<E, 16, 16, 32, true, true>>();
   std::uint64_t seed = 100;
   for (const kk::Conv2dShape& shape : dense_layers) {
     SCOPED_TRACE(shape.to_string());
@@ -95,12 +98,15 @@ TYPED_TEST(Conv2dBnSilu, AllVariantsMatchTheReferenceAndEachOtherOnDenseLayers) 
     const auto y_scalar = run_plan(scalar, plan_of(kk::Conv2dVariant::scalar, 32, 1, 1), problem);
     const auto y_tiled = run_plan(tiled, plan_of(kk::Conv2dVariant::tiled, 16, 4, 1), problem);
     const auto y_gemm = run_plan(gemm, plan_of(kk::Conv2dVariant::gemm, 16, 16, 32), problem);
+    const auto y_gemm_taps_outer = run_plan(gemm_taps_outer, plan_of(kk::Conv2dVariant::gemm, 16, 16, 32), problem);
     expect_within(y_scalar, ref.y, bound, "scalar vs reference");
     expect_within(y_tiled, ref.y, bound, "tiled vs reference");
     expect_within(y_gemm, ref.y, bound, "gemm vs reference");
+    expect_within(y_gemm_taps_outer, ref.y, bound, "gemm (taps outer) vs reference");
     expect_agree(y_tiled, y_scalar, bound, "tiled vs scalar");
     expect_agree(y_gemm, y_scalar, bound, "gemm vs scalar");
     expect_agree(y_gemm, y_tiled, bound, "gemm vs tiled");
+    expect_agree(y_gemm_taps_outer, y_gemm, bound, "gemm (taps outer) vs gemm");
   }
 }
 

@@ -181,6 +181,19 @@ TEST(Conv2dSelect, GemmChannelTileFollowsK) {
   EXPECT_EQ(kk::plan_conv2d(layer(32, 33), 1).block_reduction, 32);
 }
 
+TEST(Conv2dSelect, GemmWalksTheTapsOutsideTheChannelsFromBlockRChannels) {
+  // BLOCK_R = 32 reduction terms per step; 3 x 3 kernels.
+  const auto below = kk::plan_conv2d(layer(31, 64, 1, 4, 3), 1);
+  EXPECT_FALSE(below.taps_outer);
+  EXPECT_NE(below.reason.find("; terms in order (c=31 < 32)"), std::string::npos) << below.reason;
+  const auto at = kk::plan_conv2d(layer(32, 64, 1, 4, 3), 1);
+  EXPECT_TRUE(at.taps_outer);
+  EXPECT_NE(at.reason.find("; taps outer (c=32 >= 32)"), std::string::npos) << at.reason;
+  EXPECT_TRUE(kk::plan_conv2d(layer(33, 64, 1, 4, 3), 1).taps_outer);
+  // Only the gemm variant has a reduction order.
+  EXPECT_FALSE(kk::plan_conv2d(layer(64, 64, 1, 4, 3), 1, Conv2dVariant::tiled).taps_outer);
+}
+
 TEST(Conv2dSelect, GemmRowTileShrinksWhenTheGridWouldNotFillTheUnits) {
   // k = 64 (two 32-channel tiles), 256 positions: 4 tiles of 64, 8 programs.
   const kk::Conv2dShape s = layer(32, 64, 1, 16);

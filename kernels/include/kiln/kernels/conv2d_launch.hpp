@@ -34,13 +34,18 @@ decltype(auto) with_conv2d_kernel(const Conv2dPlan& plan, F&& fn) {
       if (channels == 4 && positions == 64) return fn(kl::compile<conv2d_bn_silu_tiled<E, 4, 64, FUSE_BN_SILU>>());
       if (channels == 4 && positions == 16) return fn(kl::compile<conv2d_bn_silu_tiled<E, 4, 16, FUSE_BN_SILU>>());
       break;
-    case Conv2dVariant::gemm:
+    case Conv2dVariant::gemm: {
+      auto gemm = [&]<int BLOCK_M, int BLOCK_N>() -> decltype(auto) {
+        if (plan.taps_outer) return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, true>>());
+        return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, false>>());
+      };
       if (plan.block_reduction != 32) break;
-      if (positions == 64 && channels == 32) return fn(kl::compile<conv2d_bn_silu_gemm<E, 64, 32, 32, FUSE_BN_SILU>>());
-      if (positions == 64 && channels == 16) return fn(kl::compile<conv2d_bn_silu_gemm<E, 64, 16, 32, FUSE_BN_SILU>>());
-      if (positions == 16 && channels == 32) return fn(kl::compile<conv2d_bn_silu_gemm<E, 16, 32, 32, FUSE_BN_SILU>>());
-      if (positions == 16 && channels == 16) return fn(kl::compile<conv2d_bn_silu_gemm<E, 16, 16, 32, FUSE_BN_SILU>>());
+      if (positions == 64 && channels == 32) return gemm.template operator()<64, 32>();
+      if (positions == 64 && channels == 16) return gemm.template operator()<64, 16>();
+      if (positions == 16 && channels == 32) return gemm.template operator()<16, 32>();
+      if (positions == 16 && channels == 16) return gemm.template operator()<16, 16>();
       break;
+    }
   }
   throw std::logic_error(std::string("conv2d: no ") + conv2d_variant_name(plan.variant) +
                          " kernel compiled for tiles " + std::to_string(positions) + " x " + std::to_string(channels) +

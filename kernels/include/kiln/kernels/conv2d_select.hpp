@@ -48,6 +48,9 @@ struct Conv2dPlan {
   int block_channels = 1;
   /// Reduction terms per step: 1 (scalar, tiled), gemm BLOCK_R.
   int block_reduction = 1;
+  /// gemm: the reduction walks the taps in an outer loop and the channels
+  /// BLOCK_R at a time inside it (conv2d_gemm.hpp, TAPS_OUTER).
+  bool taps_outer = false;
   /// One line: the variant's reason, then the tile sizes' reason.
   std::string reason;
 
@@ -106,6 +109,19 @@ std::string shrink_to_fill(int& block, int smallest, int units, const char* name
   return std::string(", ") + name + "=" + std::to_string(block) + " since " + std::to_string(initial) + " gives " +
          std::to_string(grid(initial)) + " programs < " + std::to_string(units) + " compute units";
 }
+/// Walks the taps outside the channels when there are at least BLOCK_R
+/// channels: each step then pads at most what one tap's channels leave of
+/// BLOCK_R (c = 33: 31 of 64), while the flat order finds every term's
+/// channel and tap by division and every element's window position and mask
+/// afresh: at c = 64, 3 x 3, f16 on sm_80 its loop runs 612 SASS
+/// instructions per 32 terms, the taps-outer loops 258, with coalesced
+/// reads of the input besides (conv2d_gemm.hpp).
+inline std::string gemm_reduction_order(const Conv2dShape& shape, Conv2dPlan& plan) {
+  const std::string c = std::to_string(shape.c), block = std::to_string(plan.block_reduction);
+  plan.taps_outer = shape.c >= plan.block_reduction;
+  if (plan.taps_outer) return "; taps outer (c=" + c + " >= " + block + "): each tap's window offsets computed once";
+  return "; terms in order (c=" + c + " < " + block + "): one tap's channels would mostly pad a step";
+}
 }  // namespace detail
 
 /// The plan for `shape` on a device running `compute_units` programs at once:
@@ -155,6 +171,7 @@ inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units,
       plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_M", [&](int b) {
         return blocks(positions, b) * blocks(k, plan.block_channels);
       });
+      plan.reason += detail::gemm_reduction_order(shape, plan);
       break;
   }
   return plan;
