@@ -327,11 +327,11 @@ class DotLowering {
   /// shared layout chosen for it (choose_shared_layout: along the layout it
   /// is stored from, swizzled against bank conflicts), and after a barrier
   /// read as fragments: with ldmatrix where plan_ldmatrix finds the
-  /// fragment's form and the tile was stored in 16-byte vectors, else at
-  /// once. (A tile stored element by element comes from scalar global loads
-  /// with their addresses live across the loop; ldmatrix's four-register
-  /// results would push such a kernel past 255 registers: matmul f16 without
-  /// alignment facts spills 24 bytes on sm_90a with them, none without.)
+  /// fragment's form and its reads take no more wavefronts than reading
+  /// each thread's elements would, else at once. (A tile stored element by
+  /// element stays unswizzled, choose_shared_layout; conv2d's im2col tile,
+  /// taps outer, is one: read with ldmatrix its loop on sm_80 runs 175 SASS
+  /// instructions where element reads took 225, with 115 registers for 127.)
   /// True when some operand was staged: the caller ends the crossing with a
   /// barrier once every fragment is read.
   bool read_fragments(Fragment (&fragments)[2]) {
@@ -374,9 +374,10 @@ class DotLowering {
     for (const Staged& tile : staged) {
       Fragment& fragment = fragments[tile.index];
       fragment.tile.emplace(cg_, tile.needed, tile.shared, memory_type, tile.base);
-      const ir::Value& value = *op_.operands[static_cast<std::size_t>(tile.index)];
-      if (stored_in_16_byte_vectors(cg_.layouts.at(value), tile.shared, element_bytes))
-        fragment.plan = plan_ldmatrix(tile.needed, tile.shared, element_bytes);
+      fragment.plan = plan_ldmatrix(tile.needed, tile.shared, element_bytes);
+      if (fragment.plan && ldmatrix_cost(tile.needed, tile.shared, *fragment.plan).wavefronts >
+                               tile_access_cost(tile.needed, tile.shared, element_bytes).wavefronts)
+        fragment.plan.reset();
       if (fragment.plan) fragment.values.assign(static_cast<std::size_t>(tile.needed.in_dim_size("register")), nullptr);
       else fragment.values = fragment.tile->load(memory_type);
     }

@@ -258,6 +258,28 @@ TEST(MmaStructure, Conv2dGemmOnWgmmaCallsNoFunction) {
   expect_wgmma_not_serialized(kernel, "conv2d_gemm_f16_64x32x32");
 }
 
+// The same kernel walking the taps outside the channels (TAPS_OUTER) on
+// sm_80: its channel loop is not pipelined, and the im2col tile, gathered
+// transposed with 2-byte loads, and the weights cross shared memory once
+// each per step, stored element by element and read back as fragments with
+// ldmatrix (fewer wavefronts than reading each element), not element by
+// element; the transpose moves nothing of its own.
+TEST(MmaStructure, Conv2dGemmTapsOuterReadsItsFragmentsWithLdmatrix) {
+  auto compiled = kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, 64, 32, 32, true, true>>();
+  const lowering::GpuKernel kernel =
+      lowering::compile_for_gpu(compiled.program().optimized(), {.arch = "sm_80", .num_warps = 4});
+  const std::string_view loop = innermost_loop_holding(kernel.ptx, "mma.sync");
+  ASSERT_FALSE(loop.empty()) << kernel.ptx;
+  // The warps split the 64 x 32 result 2 x 2: each reads a 32 x 32 slice of
+  // a (4 ldmatrix.x4) and a 32 x 16 slice of b (2 ldmatrix.x4.trans).
+  EXPECT_EQ(count(loop, "mma.sync.aligned.m16n8k16"), 8) << loop;
+  EXPECT_EQ(count(loop, "ldmatrix.sync.aligned.m8n8.x4"), 6) << loop;
+  EXPECT_EQ(count(loop, "ld.shared.b16") + count(loop, "ld.shared.u16"), 0) << loop;
+  EXPECT_EQ(count(loop, "cp.async"), 0) << loop;
+  EXPECT_EQ(count(loop, "bar.sync"), 2) << "one crossing: a barrier after the stores, one after the reads\n" << loop;
+  KILN_EXPECT_PTXAS_ACCEPTS(kernel, "sm_80", "conv2d_gemm_f16_64x32x32_taps_outer");
+}
+
 // Causal attention at head_dim 128 runs two pipelined loops one after the
 // other (the full key blocks, then the masked diagonal), each with a ring for
 // K^T and one for V. The first loop's rings are dead once its copies are

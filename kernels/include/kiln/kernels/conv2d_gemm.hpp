@@ -69,9 +69,9 @@ void conv2d_bn_silu_gemm(kl::Ptr<T> x, kl::Ptr<T> w, kl::Ptr<kl::f32> scale, kl:
       // BLOCK_R steps (2 at c = 64), so a pipeline would be filled and
       // drained nearly as often as it ran, and only the weights could ride
       // it (the im2col tile reaches the dot through trans). Measured on
-      // 64 x 32 f16 tiles, c = 64, 3 x 3: 258 SASS instructions per 32 terms
-      // on sm_80 and 127 registers, against 268 and 128 with two stages and
-      // 168 registers with three; on sm_90a 224 against 280.
+      // 64 x 32 f16 tiles, c = 64, 3 x 3: 208 SASS instructions per 32 terms
+      // on sm_80 and 115 registers, against 262 and 128 with two stages and
+      // 305 and 157 with three; on sm_90a 224 against 280 and 320.
       for (auto start : kl::range(0, channels, BLOCK_R, {.num_stages = 1})) {
         auto cs = start + kl::arange<BLOCK_R>();
         auto c_valid = cs < channels;

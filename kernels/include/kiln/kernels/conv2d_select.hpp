@@ -114,7 +114,7 @@ std::string shrink_to_fill(int& block, int smallest, int units, const char* name
 /// BLOCK_R (c = 33: 31 of 64), while the flat order finds every term's
 /// channel and tap by division and every element's window position and mask
 /// afresh: at c = 64, 3 x 3, f16 on sm_80 its loop runs 612 SASS
-/// instructions per 32 terms, the taps-outer loops 258, with coalesced
+/// instructions per 32 terms, the taps-outer loops 208, with coalesced
 /// reads of the input besides (conv2d_gemm.hpp).
 inline std::string gemm_reduction_order(const Conv2dShape& shape, Conv2dPlan& plan) {
   const std::string c = std::to_string(shape.c), block = std::to_string(plan.block_reduction);
