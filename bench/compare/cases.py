@@ -163,12 +163,14 @@ def conv2d_bn_silu(dtype="f16", batch=32, channels=64, size=56, out_channels=64,
                            ("out_channels", "i32", out_channels), ("out_height", "i32", out_size),
                            ("out_width", "i32", out_size), ("kernel_h", "i32", kernel), ("kernel_w", "i32", kernel),
                            ("stride", "i32", stride), ("pad", "i32", pad), ("dilation", "i32", 1)],
-                          {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32}, num_warps=4, num_stages=4)
+                          {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "TAPS_OUTER": channels >= 32}, num_warps=4,
+                          num_stages=4)
     flags = ["--n", str(batch), "--c", str(channels), "--h", str(size), "--w", str(size), "--k", str(out_channels),
              "--r", str(kernel), "--s", str(kernel), "--stride", str(stride), "--pad", str(pad)]
     return Case("conv2d_bn_silu", "conv2d_bn_silu", flags, dtype, [launch],
                 "no tutorial; an implicit GEMM is a matmul, so tutorial 03's 128x64x32, 4 warps, 4 stages "
-                "(64 output channels fill BLOCK_N)")
+                "(64 output channels fill BLOCK_N); the reduction in kiln's order: taps outside the channels "
+                "from 32 channels (conv2d_select.hpp)")
 
 
 def attention(head_dim=128, causal=True, dtype="f16", heads=16, seq=4096, ci=True):

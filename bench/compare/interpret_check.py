@@ -203,22 +203,28 @@ def matmul():
 
 
 def conv2d_bn_silu():
-    batch, channels, size, out_channels, kernel, pad = 2, 3, 9, 20, 3, 1
-    x = uniform((batch, channels, size, size), -1, 1)
-    w = uniform((out_channels, channels, kernel, kernel), -1, 1)
-    scale, shift = uniform(out_channels, 0.5, 1.5, np.float32), uniform(out_channels, -1, 1, np.float32)
-    y = np.zeros((batch, out_channels, size, size), np.float16)
-    spec = cases.conv2d_bn_silu().triton[0]
-    grid = (-(-batch * size * size // spec.constexprs["BLOCK_M"]), -(-out_channels // spec.constexprs["BLOCK_N"]))
-    launch(spec, grid, x, w, scale, shift, y, batch, channels, size, size, out_channels, size, size, kernel, kernel,
-           1, pad, 1)
-    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    z = np.zeros((batch, out_channels, size, size))
-    for i in range(kernel):
-        for j in range(kernel):
-            z += np.einsum("nchw,kc->nkhw", padded[:, :, i:i + size, j:j + size], w[:, :, i, j].astype(np.float64))
-    z = z * scale[None, :, None, None] + shift[None, :, None, None]
-    check("conv2d_bn_silu", relative_error(y, z / (1 + np.exp(-z))), 4 * U16 + 2 * channels * 9 * U32)
+    # Both orders of the reduction: terms in order (3 channels) and taps
+    # outside the channels (34: a whole and a partial step of 32 per tap).
+    for channels, taps_outer in ((3, False), (34, True)):
+        batch, size, out_channels, kernel, pad = 2, 9, 20, 3, 1
+        x = uniform((batch, channels, size, size), -1, 1)
+        w = uniform((out_channels, channels, kernel, kernel), -1, 1)
+        scale, shift = uniform(out_channels, 0.5, 1.5, np.float32), uniform(out_channels, -1, 1, np.float32)
+        y = np.zeros((batch, out_channels, size, size), np.float16)
+        spec = cases.conv2d_bn_silu(channels=channels).triton[0]
+        assert spec.constexprs["TAPS_OUTER"] == taps_outer
+        grid = (-(-batch * size * size // spec.constexprs["BLOCK_M"]), -(-out_channels // spec.constexprs["BLOCK_N"]))
+        launch(spec, grid, x, w, scale, shift, y, batch, channels, size, size, out_channels, size, size, kernel,
+               kernel, 1, pad, 1)
+        padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        z = np.zeros((batch, out_channels, size, size))
+        for i in range(kernel):
+            for j in range(kernel):
+                z += np.einsum("nchw,kc->nkhw", padded[:, :, i:i + size, j:j + size],
+                               w[:, :, i, j].astype(np.float64))
+        z = z * scale[None, :, None, None] + shift[None, :, None, None]
+        check(f"conv2d_bn_silu (taps outer: {taps_outer})", relative_error(y, z / (1 + np.exp(-z))),
+              4 * U16 + 2 * channels * 9 * U32)
 
 
 def attention():

@@ -59,7 +59,7 @@ def matmul_bias_gelu_dropout(a_ptr, b_ptr, c_ptr, bias_ptr, m, n, k, stride_am, 
 @triton.jit
 def conv2d_bn_silu(x_ptr, w_ptr, scale_ptr, shift_ptr, y_ptr, batch, channels, height, width, out_channels,
                    out_height, out_width, kernel_h, kernel_w, stride, pad, dilation, BLOCK_M: tl.constexpr,
-                   BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+                   BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, TAPS_OUTER: tl.constexpr):
     out_plane = out_height * out_width
     positions = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     image = positions // out_plane
@@ -73,19 +73,37 @@ def conv2d_bn_silu(x_ptr, w_ptr, scale_ptr, shift_ptr, y_ptr, batch, channels, h
     taps = kernel_h * kernel_w
     reduction = channels * taps
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for start in range(0, reduction, BLOCK_K):
-        terms = start + tl.arange(0, BLOCK_K)
-        term_valid = terms < reduction
-        tap = terms % taps
-        ih = top[:, None] + ((tap // kernel_w) * dilation)[None, :]
-        iw = left[:, None] + ((tap % kernel_w) * dilation)[None, :]
-        a_mask = (position_valid[:, None] & term_valid[None, :] & (ih >= 0) & (ih < height) & (iw >= 0) &
-                  (iw < width))
-        a_offsets = image_base[:, None] + ((terms // taps) * (height * width))[None, :] + ih * width + iw
-        a = tl.load(x_ptr + a_offsets, mask=a_mask, other=0.0)
-        b_mask = term_valid[:, None] & out_ch_valid[None, :]
-        b = tl.load(w_ptr + out_ch[None, :] * reduction + terms[:, None], mask=b_mask, other=0.0)
-        acc = tl.dot(a, b, acc)
+    if TAPS_OUTER:
+        # The taps outside, the channels BLOCK_K at a time inside: each tap's
+        # window offsets and padding masks once, no division in the inner loop.
+        plane = height * width
+        for tap in range(0, taps):
+            ih = top + (tap // kernel_w) * dilation
+            iw = left + (tap % kernel_w) * dilation
+            in_image = position_valid & (ih >= 0) & (ih < height) & (iw >= 0) & (iw < width)
+            pixels = image_base + ih * width + iw
+            for start in range(0, channels, BLOCK_K):
+                cs = start + tl.arange(0, BLOCK_K)
+                c_valid = cs < channels
+                a = tl.load(x_ptr + pixels[:, None] + (cs * plane)[None, :], mask=in_image[:, None] & c_valid[None, :],
+                            other=0.0)
+                b = tl.load(w_ptr + out_ch[None, :] * reduction + (cs * taps + tap)[:, None],
+                            mask=c_valid[:, None] & out_ch_valid[None, :], other=0.0)
+                acc = tl.dot(a, b, acc)
+    else:
+        for start in range(0, reduction, BLOCK_K):
+            terms = start + tl.arange(0, BLOCK_K)
+            term_valid = terms < reduction
+            tap = terms % taps
+            ih = top[:, None] + ((tap // kernel_w) * dilation)[None, :]
+            iw = left[:, None] + ((tap % kernel_w) * dilation)[None, :]
+            a_mask = (position_valid[:, None] & term_valid[None, :] & (ih >= 0) & (ih < height) & (iw >= 0) &
+                      (iw < width))
+            a_offsets = image_base[:, None] + ((terms // taps) * (height * width))[None, :] + ih * width + iw
+            a = tl.load(x_ptr + a_offsets, mask=a_mask, other=0.0)
+            b_mask = term_valid[:, None] & out_ch_valid[None, :]
+            b = tl.load(w_ptr + out_ch[None, :] * reduction + terms[:, None], mask=b_mask, other=0.0)
+            acc = tl.dot(a, b, acc)
     channel_scale = tl.load(scale_ptr + out_ch, mask=out_ch_valid)
     channel_shift = tl.load(shift_ptr + out_ch, mask=out_ch_valid)
     z = acc * channel_scale[None, :] + channel_shift[None, :]

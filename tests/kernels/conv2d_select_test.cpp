@@ -178,6 +178,10 @@ TEST(Conv2dSelect, GemmChannelTileFollowsK) {
   EXPECT_EQ(kk::plan_conv2d(layer(32, 31), 1).block_channels, 16);
   EXPECT_EQ(kk::plan_conv2d(layer(32, 32), 1).block_channels, 32);
   EXPECT_EQ(kk::plan_conv2d(layer(32, 33), 1).block_channels, 32);
+  EXPECT_EQ(kk::plan_conv2d(layer(32, 63), 1).block_channels, 32);
+  EXPECT_EQ(kk::plan_conv2d(layer(32, 64), 1).block_channels, 64);
+  // 64 channels only with the taps outer: the flat order keeps 32.
+  EXPECT_EQ(kk::plan_conv2d(layer(31, 64), 1).block_channels, 32);
   EXPECT_EQ(kk::plan_conv2d(layer(32, 33), 1).block_reduction, 32);
 }
 
@@ -195,8 +199,8 @@ TEST(Conv2dSelect, GemmWalksTheTapsOutsideTheChannelsFromBlockRChannels) {
 }
 
 TEST(Conv2dSelect, GemmRowTileShrinksWhenTheGridWouldNotFillTheUnits) {
-  // k = 64 (two 32-channel tiles), 256 positions: 4 tiles of 64, 8 programs.
-  const kk::Conv2dShape s = layer(32, 64, 1, 16);
+  // k = 48 (two 32-channel tiles), 256 positions: 4 tiles of 64, 8 programs.
+  const kk::Conv2dShape s = layer(32, 48, 1, 16);
   EXPECT_EQ(kk::plan_conv2d(s, 7).block_positions, 64);
   EXPECT_EQ(kk::plan_conv2d(s, 8).block_positions, 64);
   const auto shrunk = kk::plan_conv2d(s, 9);

@@ -23,6 +23,7 @@ using kk::Conv2dVariant;
 const std::vector<kk::Conv2dShape> layers = {
     {2, 3, 9, 7, 20, 3, 3, 1, 1, 1, 1},   // auto: gemm, terms in order (c = 3)
     {1, 34, 5, 6, 17, 3, 3, 1, 1, 1, 1},  // auto: gemm, taps outer (c = 34)
+    {1, 5, 4, 7, 70, 3, 3, 1, 1, 1, 1},   // auto: gemm, 64-channel tiles (k = 70)
     {2, 5, 7, 9, 6, 3, 3, 2, 1, 2, 1},    // auto: tiled (k = 6), stride 2, dilation 2
     {3, 4, 6, 5, 2, 1, 1, 1, 0, 1, 1},    // auto: scalar (k = 2), 1x1
     {2, 6, 8, 7, 12, 3, 3, 1, 1, 1, 3},   // auto: scalar (3 groups)

@@ -161,18 +161,25 @@ inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units,
         return blocks(positions, b) * blocks(k, plan.block_channels);
       });
       break;
-    case Conv2dVariant::gemm:
-      // N tile 16 below k = 32: two 16-wide tiles pad k = 17..31 exactly as
-      // one 32-wide tile would, with twice the programs. 32 reduction terms
-      // per dot: two MMA steps.
-      plan.block_channels = k >= 32 ? 32 : 16;
+    case Conv2dVariant::gemm: {
+      // 32 reduction terms per dot: two MMA steps.
       plan.block_reduction = 32;
+      const std::string order = detail::gemm_reduction_order(shape, plan);
+      // N tile 16 below k = 32: two 16-wide tiles pad k = 17..31 exactly as
+      // one 32-wide tile would, with twice the programs. 64 from k = 64 with
+      // the taps outer: each gathered im2col element then serves twice the
+      // channels, which halves the gathers per MMA (f16, c = 64, 3 x 3,
+      // sm_80: 18 SASS instructions per mma.sync at 64 x 64, 26 at 64 x 32;
+      // 128 and 115 registers) and the reads of the input when k = 64. The
+      // flat order's 64 x 64 tile spills (484 bytes in f16 on sm_80).
+      plan.block_channels = k >= 64 && plan.taps_outer ? 64 : k >= 32 ? 32 : 16;
       plan.block_positions = 64;
       plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_M", [&](int b) {
         return blocks(positions, b) * blocks(k, plan.block_channels);
       });
-      plan.reason += detail::gemm_reduction_order(shape, plan);
+      plan.reason += order;
       break;
+    }
   }
   return plan;
 }
