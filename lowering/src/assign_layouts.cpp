@@ -168,24 +168,19 @@ class LayoutAssignment {
       if (op->code == OpCode::scan || op->code == OpCode::split)
         for (const Value* result : op->results)
           if (result->type.is_tile()) classes_.unite(result, op->results.front());
-      // A reduce of several tiles (argmax's values and indices) combines them
-      // element by element: one layout, as element-wise ops have.
-      if (op->code == OpCode::reduce) {
-        const Value* first = nullptr;
-        for (const Value* operand : op->operands) {
-          if (!operand->type.is_tile() || is_uniform_tile(*operand)) continue;
-          if (first) classes_.unite(operand, first);
-          else first = operand;
-        }
-      }
-      if (!ir::joins_layout(op->code)) continue;
+      // A reduce of several tiles (argmax's values and indices) combines its
+      // operands element by element, as an element-wise op does, though its
+      // results have another shape.
+      const bool joins = ir::joins_layout(op->code);
+      if (!joins && op->code != OpCode::reduce) continue;
       const Value* first = nullptr;
       auto join = [&](const Value* v) {
         if (!v->type.is_tile()) return;
         if (!first) first = v;
         else if (v->type.shape == first->type.shape) classes_.unite(v, first);
       };
-      for (const Value* result : op->results) join(result);
+      if (joins)
+        for (const Value* result : op->results) join(result);
       for (const Value* operand : op->operands)
         if (!is_uniform_tile(*operand)) join(operand);
     }
