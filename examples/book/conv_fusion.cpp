@@ -181,10 +181,9 @@ void compare(const Layer& l) {
 
 void show_plan(kl::kernels::Conv2dShape shape) {
   const kl::kernels::Conv2dPlan plan = kl::kernels::plan_conv2d(shape, 132);  // an H100 SXM's 132 multiprocessors
-  std::printf("c=%-3lld k=%-3lld r=s=%lld groups=%-2lld %-6s %d x %d tiles: %s\n", static_cast<long long>(shape.c),
+  std::printf("c=%-3lld k=%-3lld r=s=%lld groups=%-2lld %s\n", static_cast<long long>(shape.c),
               static_cast<long long>(shape.k), static_cast<long long>(shape.r), static_cast<long long>(shape.groups),
-              kl::kernels::conv2d_variant_name(plan.variant), plan.block_channels, plan.block_positions,
-              plan.reason.c_str());
+              kl::kernels::conv2d_plan_summary(plan).c_str());
 }
 
 int main() {
@@ -197,6 +196,7 @@ int main() {
                                  {2, 16, 3, 1},
                                  {32, 15, 3, 1},
                                  {32, 48, 3, 1},
+                                 {64, 64, 3, 1},
                                  {32, 32, 3, 32}})
     show_plan({.n = 8, .c = c, .h = 56, .w = 56, .k = k, .r = r, .s = r, .pad = r / 2, .groups = groups});
   // [/book:plans]

@@ -95,15 +95,15 @@ kiln_cli_test(attention_key_lengths_full_check 0 "causal=off head_dim=64 key_len
   run attention --batch 24 --heads 1 --seq 33 --key_lengths random --causal off --check)
 # conv2d_bn_silu: each variant, the automatic choice, the unfused sequence and a variant that cannot run a shape.
 set(conv2d_ok "check: relative error [0-9.e-]+ \\(tolerance [0-9.e-]+\\) ok")
-kiln_cli_test(conv2d_auto_check 0 "conv2d_bn_silu n=2 c=3 h=9 w=7 k=20 r=3 s=3 stride=1 pad=1 dilation=1 groups=1 variant=auto f32 on cpu\n  plan: gemm \\(k=20 >= 16 and c\\*r\\*s=27 >= 16[^\n]*\\)\n  ${conv2d_ok}"
+kiln_cli_test(conv2d_auto_check 0 "conv2d_bn_silu n=2 c=3 h=9 w=7 k=20 r=3 s=3 stride=1 pad=1 dilation=1 groups=1 variant=auto f32 on cpu\n  plan: gemm, [0-9]+ positions x 16 channels x 32 terms, 4 warps \\(k=20 >= 16 and c\\*r\\*s=27 >= 16[^\n]*\\)\n  ${conv2d_ok}"
   run conv2d_bn_silu --c 3 --h 9 --w 7 --k 20 --check)
-kiln_cli_test(conv2d_scalar_depthwise_f16_check 0 "groups=6 variant=scalar f16 on cpu\n  plan: scalar \\(scalar as requested\\)\n  ${conv2d_ok}"
+kiln_cli_test(conv2d_scalar_depthwise_f16_check 0 "groups=6 variant=scalar f16 on cpu\n  plan: scalar, [0-9]+ positions x 1 channel, 4 warps \\(scalar as requested\\)\n  ${conv2d_ok}"
   run conv2d_bn_silu --c 6 --k 12 --h 11 --w 10 --stride 2 --groups 6 --variant scalar --dtype f16 --check)
-kiln_cli_test(conv2d_tiled_bf16_check 0 "dilation=2 groups=1 variant=tiled bf16 on cpu\n  plan: tiled \\(tiled as requested\\)\n  ${conv2d_ok}"
+kiln_cli_test(conv2d_tiled_bf16_check 0 "dilation=2 groups=1 variant=tiled bf16 on cpu\n  plan: tiled, [0-9]+ positions x 4 channels, 4 warps \\(tiled as requested\\)\n  ${conv2d_ok}"
   run conv2d_bn_silu --c 5 --k 5 --h 7 --w 9 --pad 2 --dilation 2 --variant tiled --dtype bf16 --check)
-kiln_cli_test(conv2d_gemm_check 0 "k=33 r=1 s=1 stride=1 pad=0 dilation=1 groups=1 variant=gemm f32 on cpu\n  plan: gemm \\(gemm as requested; terms in order \\(c=6 < 32\\): one tap's channels would mostly pad a step\\)\n  ${conv2d_ok}"
+kiln_cli_test(conv2d_gemm_check 0 "k=33 r=1 s=1 stride=1 pad=0 dilation=1 groups=1 variant=gemm f32 on cpu\n  plan: gemm, [0-9]+ positions x 32 channels x 32 terms, 4 warps \\(gemm as requested; terms in order \\(c=6 < 32\\): one tap's channels would mostly pad a step\\)\n  ${conv2d_ok}"
   run conv2d_bn_silu --n 3 --c 6 --h 5 --w 7 --k 33 --r 1 --s 1 --pad 0 --variant gemm --check)
-kiln_cli_test(conv2d_gemm_taps_outer_f16_check 0 "c=40 [^\n]* variant=auto f16 on cpu\n  plan: gemm \\([^\n]*; taps outer \\(c=40 >= 32\\): each tap's window offsets computed once\\)\n  ${conv2d_ok}"
+kiln_cli_test(conv2d_gemm_taps_outer_f16_check 0 "c=40 [^\n]* variant=auto f16 on cpu\n  plan: gemm, [0-9]+ positions x 16 channels x 32 terms, 4 warps \\([^\n]*; taps outer \\(c=40 >= 32\\): each tap's window offsets computed once\\)\n  ${conv2d_ok}"
   run conv2d_bn_silu --n 2 --c 40 --h 6 --w 5 --k 20 --dtype f16 --check)
 kiln_cli_test(conv2d_unfused_check 0 "conv2d_bn_silu_unfused n=2 c=4 h=8 w=8 k=17 [^\n]* f32 on cpu\n  plan: [^\n]*\n  ${conv2d_ok}\n  stats: [0-9.]+ MB read, [0-9.]+ MB written"
   run conv2d_bn_silu_unfused --c 4 --h 8 --w 8 --k 17 --stride 2 --check --stats)

@@ -413,15 +413,17 @@ TEST(DotKernels, AttentionF16Head64WithoutFacts) {
 // on the FMA units (f16 and bf16 take the tensor cores:
 // DotKernelsOnTensorCores below).
 // (64 channels are planned with the taps outer only.)
+// (128 positions only beside 64 channels, at 8 warps.)
 template <int POSITIONS, int CHANNELS>
 void expect_conv2d_gemm_lowers(const std::string& stem) {
   if constexpr (CHANNELS < 64)
     expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f32, POSITIONS, CHANNELS, 32>>().ir(), stem,
                   Spills::none_allowed);
   expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f32, POSITIONS, CHANNELS, 32, true, true>>().ir(),
-                stem + "_taps_outer", Spills::none_allowed);
+                stem + "_taps_outer", Spills::none_allowed, false, POSITIONS == 128 ? 8 : 4);
 }
 
+TEST(DotKernels, Conv2dGemm128x64) { expect_conv2d_gemm_lowers<128, 64>("conv2d_gemm_f32_128x64x32"); }
 TEST(DotKernels, Conv2dGemm64x64) { expect_conv2d_gemm_lowers<64, 64>("conv2d_gemm_f32_64x64x32"); }
 TEST(DotKernels, Conv2dGemm64x32) { expect_conv2d_gemm_lowers<64, 32>("conv2d_gemm_f32_64x32x32"); }
 TEST(DotKernels, Conv2dGemm16x64) { expect_conv2d_gemm_lowers<16, 64>("conv2d_gemm_f32_16x64x32"); }
@@ -505,7 +507,8 @@ TEST(DotKernelsOnTensorCores, AttentionBf16Head128) {
   expect_attention_variants_lower<kl::bf16, 128, kernels::kAttentionSm80<128>>("attention_bf16_d128", true);
 }
 // f16 conv2d gemm at each tile plan_conv2d chooses, in both orders of its
-// reduction (64 channels: taps outer only), on tensor cores.
+// reduction (64 channels: taps outer only; 128 positions at 8 warps), on
+// tensor cores.
 template <int POSITIONS, int CHANNELS>
 void expect_conv2d_gemm_lowers_on_tensor_cores() {
   const std::string stem = "mma_conv2d_gemm_f16_" + std::to_string(POSITIONS) + "x" + std::to_string(CHANNELS) + "x32";
@@ -513,8 +516,9 @@ void expect_conv2d_gemm_lowers_on_tensor_cores() {
     expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, POSITIONS, CHANNELS, 32>>().ir(), stem,
                   Spills::none_allowed, true);
   expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, POSITIONS, CHANNELS, 32, true, true>>().ir(),
-                stem + "_taps_outer", Spills::none_allowed, true);
+                stem + "_taps_outer", Spills::none_allowed, true, POSITIONS == 128 ? 8 : 4);
 }
+TEST(DotKernelsOnTensorCores, Conv2dGemm128x64) { expect_conv2d_gemm_lowers_on_tensor_cores<128, 64>(); }
 TEST(DotKernelsOnTensorCores, Conv2dGemm64x64) { expect_conv2d_gemm_lowers_on_tensor_cores<64, 64>(); }
 TEST(DotKernelsOnTensorCores, Conv2dGemm64x32) { expect_conv2d_gemm_lowers_on_tensor_cores<64, 32>(); }
 TEST(DotKernelsOnTensorCores, Conv2dGemm16x64) { expect_conv2d_gemm_lowers_on_tensor_cores<16, 64>(); }

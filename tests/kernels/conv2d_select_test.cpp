@@ -209,6 +209,36 @@ TEST(Conv2dSelect, GemmRowTileShrinksWhenTheGridWouldNotFillTheUnits) {
       << shrunk.reason;
 }
 
+TEST(Conv2dSelect, GemmTakes128RowsAt8WarpsBeside64Channels) {
+  // c = 32 (taps outer), k = 64: 64-channel tiles; 32 x 32 = 1024 positions
+  // give 8 tiles of 128, 16 of 64 and 64 of 16.
+  const kk::Conv2dShape s = layer(32, 64, 1, 32, 3);
+  const auto wide = kk::plan_conv2d(s, 8);
+  EXPECT_EQ(wide.block_positions, 128);
+  EXPECT_EQ(wide.num_warps, 8);
+  EXPECT_EQ(wide.reason.find("BLOCK_M="), std::string::npos) << wide.reason;
+  const auto half = kk::plan_conv2d(s, 9);
+  EXPECT_EQ(half.block_positions, 64);
+  EXPECT_EQ(half.num_warps, 4);
+  EXPECT_NE(half.reason.find(", BLOCK_M=64 since 128 gives 8 programs < 9 compute units"), std::string::npos)
+      << half.reason;
+  EXPECT_EQ(kk::plan_conv2d(s, 16).block_positions, 64);
+  const auto narrow = kk::plan_conv2d(s, 17);
+  EXPECT_EQ(narrow.block_positions, 16);
+  EXPECT_EQ(narrow.num_warps, 4);
+  EXPECT_NE(narrow.reason.find(", BLOCK_M=16 since 128 gives 8, 64 gives 16 programs < 17 compute units"),
+            std::string::npos)
+      << narrow.reason;
+  // Narrower channel tiles keep 64 rows at 4 warps: k = 63 (32 channels),
+  // and the flat order (c = 31) at k = 64.
+  EXPECT_EQ(kk::plan_conv2d(layer(32, 63, 1, 32, 3), 1).block_positions, 64);
+  EXPECT_EQ(kk::plan_conv2d(layer(32, 63, 1, 32, 3), 1).num_warps, 4);
+  EXPECT_EQ(kk::plan_conv2d(layer(31, 64, 1, 32, 3), 1).block_positions, 64);
+  // The other variants run 4 warps.
+  EXPECT_EQ(kk::plan_conv2d(s, 1, Conv2dVariant::tiled).num_warps, 4);
+  EXPECT_EQ(kk::plan_conv2d(s, 1, Conv2dVariant::scalar).num_warps, 4);
+}
+
 TEST(Conv2dSelect, RequestedVariantsAreHonouredOrRejectedWithTheReason) {
   EXPECT_EQ(kk::plan_conv2d(layer(3, 2), 1, Conv2dVariant::gemm).variant, Conv2dVariant::gemm);
   EXPECT_EQ(kk::plan_conv2d(layer(64, 64), 1, Conv2dVariant::scalar).variant, Conv2dVariant::scalar);
@@ -220,7 +250,12 @@ TEST(Conv2dSelect, RequestedVariantsAreHonouredOrRejectedWithTheReason) {
       invalid_argument_of([] { kk::plan_conv2d(layer(4, 4, 4), 1, Conv2dVariant::tiled); }),
       "conv2d_bn_silu --variant tiled: the tiled variant needs groups=1, got groups=4 (use --variant scalar or auto)");
   EXPECT_EQ(kk::conv2d_plan_summary(kk::plan_conv2d(layer(64, 64), 1, Conv2dVariant::tiled)),
-            "tiled (tiled as requested)");
+            "tiled, 64 positions x 16 channels, 4 warps (tiled as requested)");
+  EXPECT_EQ(kk::conv2d_plan_summary(kk::plan_conv2d(layer(64, 64), 1, Conv2dVariant::scalar)),
+            "scalar, 128 positions x 1 channel, 4 warps (scalar as requested)");
+  EXPECT_EQ(kk::conv2d_plan_summary(kk::plan_conv2d(layer(64, 64), 1, Conv2dVariant::gemm)),
+            "gemm, 128 positions x 64 channels x 32 terms, 8 warps (gemm as requested; taps outer (c=64 >= 32): each "
+            "tap's window offsets computed once)");
 }
 
 }  // namespace

@@ -23,26 +23,33 @@ template <class T, bool FUSE_BN_SILU, class F>
 decltype(auto) with_conv2d_kernel(const Conv2dPlan& plan, F&& fn) {
   using E = kl::Scalar<T>;
   const int positions = plan.block_positions, channels = plan.block_channels;
+  const kl::CompileOptions options{.num_warps = plan.num_warps};
   switch (plan.variant) {
     case Conv2dVariant::scalar:
-      if (positions == 128) return fn(kl::compile<conv2d_bn_silu<E, 128, FUSE_BN_SILU>>());
-      if (positions == 32) return fn(kl::compile<conv2d_bn_silu<E, 32, FUSE_BN_SILU>>());
+      if (positions == 128) return fn(kl::compile<conv2d_bn_silu<E, 128, FUSE_BN_SILU>>(options));
+      if (positions == 32) return fn(kl::compile<conv2d_bn_silu<E, 32, FUSE_BN_SILU>>(options));
       break;
     case Conv2dVariant::tiled:
-      if (channels == 16 && positions == 64) return fn(kl::compile<conv2d_bn_silu_tiled<E, 16, 64, FUSE_BN_SILU>>());
-      if (channels == 16 && positions == 16) return fn(kl::compile<conv2d_bn_silu_tiled<E, 16, 16, FUSE_BN_SILU>>());
-      if (channels == 4 && positions == 64) return fn(kl::compile<conv2d_bn_silu_tiled<E, 4, 64, FUSE_BN_SILU>>());
-      if (channels == 4 && positions == 16) return fn(kl::compile<conv2d_bn_silu_tiled<E, 4, 16, FUSE_BN_SILU>>());
+      if (channels == 16 && positions == 64)
+        return fn(kl::compile<conv2d_bn_silu_tiled<E, 16, 64, FUSE_BN_SILU>>(options));
+      if (channels == 16 && positions == 16)
+        return fn(kl::compile<conv2d_bn_silu_tiled<E, 16, 16, FUSE_BN_SILU>>(options));
+      if (channels == 4 && positions == 64)
+        return fn(kl::compile<conv2d_bn_silu_tiled<E, 4, 64, FUSE_BN_SILU>>(options));
+      if (channels == 4 && positions == 16)
+        return fn(kl::compile<conv2d_bn_silu_tiled<E, 4, 16, FUSE_BN_SILU>>(options));
       break;
     case Conv2dVariant::gemm: {
       auto gemm = [&]<int BLOCK_M, int BLOCK_N>() -> decltype(auto) {
-        if (plan.taps_outer) return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, true>>());
-        return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, false>>());
+        if (plan.taps_outer)
+          return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, true>>(options));
+        return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, false>>(options));
       };
       auto taps_outer_gemm = [&]<int BLOCK_M, int BLOCK_N>() -> decltype(auto) {
-        return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, true>>());
+        return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, true>>(options));
       };
       if (plan.block_reduction != 32) break;
+      if (positions == 128 && channels == 64 && plan.taps_outer) return taps_outer_gemm.template operator()<128, 64>();
       if (positions == 64 && channels == 64 && plan.taps_outer) return taps_outer_gemm.template operator()<64, 64>();
       if (positions == 64 && channels == 32) return gemm.template operator()<64, 32>();
       if (positions == 64 && channels == 16) return gemm.template operator()<64, 16>();

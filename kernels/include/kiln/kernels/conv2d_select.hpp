@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,6 +52,8 @@ struct Conv2dPlan {
   /// gemm: the reduction walks the taps in an outer loop and the channels
   /// BLOCK_R at a time inside it (conv2d_gemm.hpp, TAPS_OUTER).
   bool taps_outer = false;
+  /// Warps per program: 8 for the gemm's 128-row tiles, else 4.
+  int num_warps = 4;
   /// One line: the variant's reason, then the tile sizes' reason.
   std::string reason;
 
@@ -98,16 +101,21 @@ inline std::string conv2d_auto_variant(const Conv2dShape& shape, Conv2dVariant& 
          ": too narrow for 16-wide dot tiles; outer products reuse each load across channels";
 }
 
-// Takes the `smallest` block instead of `block` when `grid(block)` programs
-// would leave compute units idle (one step, so that each variant has few tile
-// shapes to compile); says so when it did.
+// Steps down through the `smaller` blocks (largest first) while `grid(block)`
+// programs would leave compute units idle, stopping at the first that fills
+// them (few steps, so that each variant has few tile shapes to compile);
+// says which blocks gave too few programs.
 template <class Grid>
-std::string shrink_to_fill(int& block, int smallest, int units, const char* name, Grid grid) {
-  const int initial = block;
-  if (grid(block) >= units) return "";
-  block = smallest;
-  return std::string(", ") + name + "=" + std::to_string(block) + " since " + std::to_string(initial) + " gives " +
-         std::to_string(grid(initial)) + " programs < " + std::to_string(units) + " compute units";
+std::string shrink_to_fill(int& block, std::initializer_list<int> smaller, int units, const char* name, Grid grid) {
+  std::string too_few;
+  for (const int next : smaller) {
+    if (grid(block) >= units) break;
+    too_few += (too_few.empty() ? "" : ", ") + std::to_string(block) + " gives " + std::to_string(grid(block));
+    block = next;
+  }
+  if (too_few.empty()) return "";
+  return std::string(", ") + name + "=" + std::to_string(block) + " since " + too_few + " programs < " +
+         std::to_string(units) + " compute units";
 }
 /// Walks the taps outside the channels when there are at least BLOCK_R
 /// channels: each step then pads at most what one tap's channels leave of
@@ -150,14 +158,14 @@ inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units,
       // 128 positions per strip, 32 when that leaves compute units idle.
       plan.block_positions = 128;
       plan.block_channels = 1;
-      plan.reason += detail::shrink_to_fill(plan.block_positions, 32, compute_units, "BLOCK",
+      plan.reason += detail::shrink_to_fill(plan.block_positions, {32}, compute_units, "BLOCK",
                                             [&](int b) { return blocks(positions, b) * k; });
       break;
     case Conv2dVariant::tiled:
       // A 4-channel tile for k <= 8 (k = 5 then wastes 3 of 8 rows, not 11 of 16).
       plan.block_channels = k <= 8 ? 4 : 16;
       plan.block_positions = 64;
-      plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_P", [&](int b) {
+      plan.reason += detail::shrink_to_fill(plan.block_positions, {16}, compute_units, "BLOCK_P", [&](int b) {
         return blocks(positions, b) * blocks(k, plan.block_channels);
       });
       break;
@@ -173,10 +181,17 @@ inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units,
       // 128 and 115 registers) and the reads of the input when k = 64. The
       // flat order's 64 x 64 tile spills (484 bytes in f16 on sm_80).
       plan.block_channels = k >= 64 && plan.taps_outer ? 64 : k >= 32 ? 32 : 16;
-      plan.block_positions = 64;
-      plan.reason += detail::shrink_to_fill(plan.block_positions, 16, compute_units, "BLOCK_M", [&](int b) {
-        return blocks(positions, b) * blocks(k, plan.block_channels);
-      });
+      // 128 rows at 8 warps beside 64 channels: each weight element then
+      // serves twice the positions. Same layer, inner loop: sm_80 184 SASS
+      // instructions per 16 mma.sync against 258 at 64 x 64 (both 128
+      // registers, so both keep 16 warps on an SM); sm_90a 177 per two
+      // wgmma against 241 (128 registers against 156).
+      const bool wide = plan.block_channels == 64;
+      plan.block_positions = wide ? 128 : 64;
+      plan.reason += detail::shrink_to_fill(
+          plan.block_positions, wide ? std::initializer_list<int>{64, 16} : std::initializer_list<int>{16},
+          compute_units, "BLOCK_M", [&](int b) { return blocks(positions, b) * blocks(k, plan.block_channels); });
+      plan.num_warps = plan.block_positions == 128 ? 8 : 4;
       plan.reason += order;
       break;
     }
@@ -184,10 +199,15 @@ inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units,
   return plan;
 }
 
-/// "variant=gemm (k=48 >= 16 and ...)": the plan on one line, for the
-/// registry's shape string.
+/// "gemm, 64 positions x 32 channels x 32 terms, 4 warps (k=48 >= 16 and
+/// ...)": the plan on one line, its tiles and its reason, for the registry's
+/// report.
 inline std::string conv2d_plan_summary(const Conv2dPlan& plan) {
-  return std::string(conv2d_variant_name(plan.variant)) + " (" + plan.reason + ")";
+  std::string tiles = std::to_string(plan.block_positions) + " positions x " + std::to_string(plan.block_channels) +
+                      (plan.block_channels == 1 ? " channel" : " channels");
+  if (plan.variant == Conv2dVariant::gemm) tiles += " x " + std::to_string(plan.block_reduction) + " terms";
+  return std::string(conv2d_variant_name(plan.variant)) + ", " + tiles + ", " + std::to_string(plan.num_warps) +
+         " warps (" + plan.reason + ")";
 }
 
 }  // namespace kiln::kernels
