@@ -50,6 +50,7 @@ const std::vector<kk::Conv2dShape> dense_layers = {
     {1, 17, 5, 6, 20, 2, 3, 1, 0, 1, 1},   // rectangular 2x3 kernel, reduction 102 (a tail of 6 in 32)
     {2, 3, 13, 12, 8, 5, 5, 2, 2, 1, 1},   // 5x5, stride 2, padding 2
     {1, 40, 6, 5, 18, 3, 3, 1, 1, 1, 1},   // c = 40: a whole and a partial channel step per tap
+    {1, 3, 12, 11, 16, 7, 7, 2, 3, 1, 1},  // an RGB stem: 49 taps, more than a step's 32 terms
 };
 const std::vector<kk::Conv2dShape> grouped_layers = {
     {2, 6, 7, 7, 10, 3, 3, 1, 1, 1, 2},  // 2 groups
