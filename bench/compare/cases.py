@@ -153,7 +153,8 @@ def matmul(size=2048, dtype="bf16", tiles=(128, 256, 64, 8, 3), name="matmul", c
     return Case(name, "matmul", flags, dtype, [launch], why, ci=ci, at_kiln_config=name != "matmul")
 
 
-def conv2d_bn_silu(dtype="f16", batch=32, channels=64, size=56, out_channels=64, kernel=3, stride=1, pad=1):
+def conv2d_bn_silu(dtype="f16", batch=32, channels=64, size=56, out_channels=64, kernel=3, stride=1, pad=1,
+                   name="conv2d_bn_silu", ci=True):
     t = ptr(dtype)
     out_size = (size + 2 * pad - kernel) // stride + 1
     launch = TritonLaunch(triton_gemm.conv2d_bn_silu,
@@ -167,10 +168,10 @@ def conv2d_bn_silu(dtype="f16", batch=32, channels=64, size=56, out_channels=64,
                           num_stages=4)
     flags = ["--n", str(batch), "--c", str(channels), "--h", str(size), "--w", str(size), "--k", str(out_channels),
              "--r", str(kernel), "--s", str(kernel), "--stride", str(stride), "--pad", str(pad)]
-    return Case("conv2d_bn_silu", "conv2d_bn_silu", flags, dtype, [launch],
+    return Case(name, "conv2d_bn_silu", flags, dtype, [launch],
                 "no tutorial; an implicit GEMM is a matmul, so tutorial 03's 128x64x32, 4 warps, 4 stages "
                 "(64 output channels fill BLOCK_N); the reduction in kiln's order: taps outside the channels "
-                "from 32 channels (conv2d_select.hpp)")
+                "from 32 channels, else the terms in order with carries (conv2d_select.hpp)", ci=ci)
 
 
 def attention(head_dim=128, causal=True, dtype="f16", heads=16, seq=4096, ci=True):
@@ -202,6 +203,7 @@ def all_cases(arch="sm_90a"):
         vector_add(), softmax(), layer_norm(), layer_norm_backward(), rms_norm(), dropout(),
         matmul(), matmul(tiles=KILN_MATMUL_TILES[arch], name="matmul_kiln_tiles", ci=False),
         conv2d_bn_silu(),
+        conv2d_bn_silu(channels=3, size=224, kernel=7, stride=2, pad=3, name="conv2d_stem", ci=False),
         attention(128, True), attention(128, False, ci=False), attention(64, True, ci=False),
         attention(64, False, ci=False),
     ]

@@ -203,10 +203,12 @@ def matmul():
 
 
 def conv2d_bn_silu():
-    # Both orders of the reduction: terms in order (3 channels) and taps
-    # outside the channels (34: a whole and a partial step of 32 per tap).
-    for channels, taps_outer in ((3, False), (34, True)):
-        batch, size, out_channels, kernel, pad = 2, 9, 20, 3, 1
+    # Both orders of the reduction: terms in order (3 channels, 7 x 7: 147
+    # terms, so the steps' carries reach the kernel rows and the channels)
+    # and taps outside the channels (34: a whole and a partial step of 32
+    # per tap).
+    for channels, kernel, taps_outer in ((3, 7, False), (34, 3, True)):
+        batch, size, out_channels, pad = 2, 9, 20, kernel // 2
         x = uniform((batch, channels, size, size), -1, 1)
         w = uniform((out_channels, channels, kernel, kernel), -1, 1)
         scale, shift = uniform(out_channels, 0.5, 1.5, np.float32), uniform(out_channels, -1, 1, np.float32)
@@ -224,7 +226,7 @@ def conv2d_bn_silu():
                                w[:, :, i, j].astype(np.float64))
         z = z * scale[None, :, None, None] + shift[None, :, None, None]
         check(f"conv2d_bn_silu (taps outer: {taps_outer})", relative_error(y, z / (1 + np.exp(-z))),
-              4 * U16 + 2 * channels * 9 * U32)
+              4 * U16 + 2 * channels * kernel * kernel * U32)
 
 
 def attention():

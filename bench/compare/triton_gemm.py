@@ -91,19 +91,39 @@ def conv2d_bn_silu(x_ptr, w_ptr, scale_ptr, shift_ptr, y_ptr, batch, channels, h
                             mask=c_valid[:, None] & out_ch_valid[None, :], other=0.0)
                 acc = tl.dot(a, b, acc)
     else:
+        # The terms c r s in order: each term's channel, kernel row and kernel
+        # column found by division once, then advanced BLOCK_K terms a step
+        # with carries, as kiln's flat order does (conv2d_gemm.hpp).
+        plane = height * width
+        corner = image_base + top * width + left
+        first = tl.arange(0, BLOCK_K)
+        channel = first // taps
+        kernel_row = (first // kernel_w) % kernel_h
+        kernel_col = first % kernel_w
+        step_channel = BLOCK_K // taps
+        step_row = (BLOCK_K // kernel_w) % kernel_h
+        step_col = BLOCK_K % kernel_w
         for start in range(0, reduction, BLOCK_K):
-            terms = start + tl.arange(0, BLOCK_K)
+            terms = start + first
             term_valid = terms < reduction
-            tap = terms % taps
-            ih = top[:, None] + ((tap // kernel_w) * dilation)[None, :]
-            iw = left[:, None] + ((tap % kernel_w) * dilation)[None, :]
+            dr = kernel_row * dilation
+            ds = kernel_col * dilation
+            ih = top[:, None] + dr[None, :]
+            iw = left[:, None] + ds[None, :]
             a_mask = (position_valid[:, None] & term_valid[None, :] & (ih >= 0) & (ih < height) & (iw >= 0) &
                       (iw < width))
-            a_offsets = image_base[:, None] + ((terms // taps) * (height * width))[None, :] + ih * width + iw
-            a = tl.load(x_ptr + a_offsets, mask=a_mask, other=0.0)
+            a = tl.load(x_ptr + corner[:, None] + (channel * plane + dr * width + ds)[None, :], mask=a_mask,
+                        other=0.0)
             b_mask = term_valid[:, None] & out_ch_valid[None, :]
             b = tl.load(w_ptr + out_ch[None, :] * reduction + terms[:, None], mask=b_mask, other=0.0)
             acc = tl.dot(a, b, acc)
+            col = kernel_col + step_col
+            col_carry = col >= kernel_w
+            kernel_col = tl.where(col_carry, col - kernel_w, col)
+            row = kernel_row + step_row + col_carry.to(tl.int32)
+            row_carry = row >= kernel_h
+            kernel_row = tl.where(row_carry, row - kernel_h, row)
+            channel = channel + step_channel + row_carry.to(tl.int32)
     channel_scale = tl.load(scale_ptr + out_ch, mask=out_ch_valid)
     channel_shift = tl.load(shift_ptr + out_ch, mask=out_ch_valid)
     z = acc * channel_scale[None, :] + channel_shift[None, :]
