@@ -411,16 +411,15 @@ TEST(DotKernels, AttentionF16Head64WithoutFacts) {
 // The conv2d + batchnorm + SiLU gemm variant at each tile plan_conv2d
 // chooses, in both orders of its reduction, in f32, which the library runs
 // on the FMA units (f16 and bf16 take the tensor cores:
-// DotKernelsOnTensorCores below).
-// (64 channels are planned with the taps outer only.)
-// (128 positions only beside 64 channels, at 8 warps.)
+// DotKernelsOnTensorCores below). 128 positions only beside 64 channels,
+// at 8 warps.
 template <int POSITIONS, int CHANNELS>
 void expect_conv2d_gemm_lowers(const std::string& stem) {
-  if constexpr (CHANNELS < 64)
-    expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f32, POSITIONS, CHANNELS, 32>>().ir(), stem,
-                  Spills::none_allowed);
+  constexpr int kWarps = POSITIONS == 128 ? 8 : 4;
+  expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f32, POSITIONS, CHANNELS, 32>>().ir(), stem,
+                Spills::none_allowed, false, kWarps);
   expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f32, POSITIONS, CHANNELS, 32, true, true>>().ir(),
-                stem + "_taps_outer", Spills::none_allowed, false, POSITIONS == 128 ? 8 : 4);
+                stem + "_taps_outer", Spills::none_allowed, false, kWarps);
 }
 
 TEST(DotKernels, Conv2dGemm128x64) { expect_conv2d_gemm_lowers<128, 64>("conv2d_gemm_f32_128x64x32"); }
@@ -507,16 +506,15 @@ TEST(DotKernelsOnTensorCores, AttentionBf16Head128) {
   expect_attention_variants_lower<kl::bf16, 128, kernels::kAttentionSm80<128>>("attention_bf16_d128", true);
 }
 // f16 conv2d gemm at each tile plan_conv2d chooses, in both orders of its
-// reduction (64 channels: taps outer only; 128 positions at 8 warps), on
-// tensor cores.
+// reduction (128 positions at 8 warps), on tensor cores.
 template <int POSITIONS, int CHANNELS>
 void expect_conv2d_gemm_lowers_on_tensor_cores() {
   const std::string stem = "mma_conv2d_gemm_f16_" + std::to_string(POSITIONS) + "x" + std::to_string(CHANNELS) + "x32";
-  if constexpr (CHANNELS < 64)
-    expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, POSITIONS, CHANNELS, 32>>().ir(), stem,
-                  Spills::none_allowed, true);
+  constexpr int kWarps = POSITIONS == 128 ? 8 : 4;
+  expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, POSITIONS, CHANNELS, 32>>().ir(), stem,
+                Spills::none_allowed, true, kWarps);
   expect_lowers(kl::compile<kernels::conv2d_bn_silu_gemm<kl::f16, POSITIONS, CHANNELS, 32, true, true>>().ir(),
-                stem + "_taps_outer", Spills::none_allowed, true, POSITIONS == 128 ? 8 : 4);
+                stem + "_taps_outer", Spills::none_allowed, true, kWarps);
 }
 TEST(DotKernelsOnTensorCores, Conv2dGemm128x64) { expect_conv2d_gemm_lowers_on_tensor_cores<128, 64>(); }
 TEST(DotKernelsOnTensorCores, Conv2dGemm64x64) { expect_conv2d_gemm_lowers_on_tensor_cores<64, 64>(); }

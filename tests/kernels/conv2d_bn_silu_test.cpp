@@ -90,9 +90,10 @@ TYPED_TEST(Conv2dBnSilu, AllVariantsMatchTheReferenceAndEachOtherOnDenseLayers) 
   auto tiled = kl::compile<kk::conv2d_bn_silu_tiled<E, 4, 16>>();
   auto gemm = kl::compile<kk::conv2d_bn_silu_gemm<E, 16, 16, 32>>();
   auto gemm_taps_outer = kl::compile<kk::conv2d_bn_silu_gemm<E, 16, 16, 32, true, true>>();
-  // The library's widest tile: 128 positions x 64 channels at 8 warps (two
-  // warpgroups under wgmma).
-  auto gemm_wide = kl::compile<kk::conv2d_bn_silu_gemm<E, 128, 64, 32, true, true>>({.num_warps = 8});
+  // The library's widest tile, in both orders: 128 positions x 64 channels
+  // at 8 warps (two warpgroups under wgmma).
+  auto gemm_wide = kl::compile<kk::conv2d_bn_silu_gemm<E, 128, 64, 32>>({.num_warps = 8});
+  auto gemm_wide_taps_outer = kl::compile<kk::conv2d_bn_silu_gemm<E, 128, 64, 32, true, true>>({.num_warps = 8});
   std::uint64_t seed = 100;
   for (const kk::Conv2dShape& shape : dense_layers) {
     SCOPED_TRACE(shape.to_string());
@@ -104,16 +105,20 @@ TYPED_TEST(Conv2dBnSilu, AllVariantsMatchTheReferenceAndEachOtherOnDenseLayers) 
     const auto y_gemm = run_plan(gemm, plan_of(kk::Conv2dVariant::gemm, 16, 16, 32), problem);
     const auto y_gemm_taps_outer = run_plan(gemm_taps_outer, plan_of(kk::Conv2dVariant::gemm, 16, 16, 32), problem);
     const auto y_gemm_wide = run_plan(gemm_wide, plan_of(kk::Conv2dVariant::gemm, 128, 64, 32), problem);
+    const auto y_gemm_wide_taps_outer =
+        run_plan(gemm_wide_taps_outer, plan_of(kk::Conv2dVariant::gemm, 128, 64, 32), problem);
     expect_within(y_scalar, ref.y, bound, "scalar vs reference");
     expect_within(y_tiled, ref.y, bound, "tiled vs reference");
     expect_within(y_gemm, ref.y, bound, "gemm vs reference");
     expect_within(y_gemm_taps_outer, ref.y, bound, "gemm (taps outer) vs reference");
-    expect_within(y_gemm_wide, ref.y, bound, "gemm (taps outer, 128 x 64) vs reference");
+    expect_within(y_gemm_wide, ref.y, bound, "gemm (128 x 64) vs reference");
+    expect_within(y_gemm_wide_taps_outer, ref.y, bound, "gemm (taps outer, 128 x 64) vs reference");
     expect_agree(y_tiled, y_scalar, bound, "tiled vs scalar");
     expect_agree(y_gemm, y_scalar, bound, "gemm vs scalar");
     expect_agree(y_gemm, y_tiled, bound, "gemm vs tiled");
     expect_agree(y_gemm_taps_outer, y_gemm, bound, "gemm (taps outer) vs gemm");
-    expect_agree(y_gemm_wide, y_gemm_taps_outer, bound, "gemm (taps outer, 128 x 64) vs 16 x 16");
+    expect_agree(y_gemm_wide, y_gemm, bound, "gemm (128 x 64) vs 16 x 16");
+    expect_agree(y_gemm_wide_taps_outer, y_gemm_taps_outer, bound, "gemm (taps outer, 128 x 64) vs 16 x 16");
   }
 }
 

@@ -180,8 +180,8 @@ TEST(Conv2dSelect, GemmChannelTileFollowsK) {
   EXPECT_EQ(kk::plan_conv2d(layer(32, 33), 1).block_channels, 32);
   EXPECT_EQ(kk::plan_conv2d(layer(32, 63), 1).block_channels, 32);
   EXPECT_EQ(kk::plan_conv2d(layer(32, 64), 1).block_channels, 64);
-  // 64 channels only with the taps outer: the flat order keeps 32.
-  EXPECT_EQ(kk::plan_conv2d(layer(31, 64), 1).block_channels, 32);
+  // In either order of the reduction.
+  EXPECT_EQ(kk::plan_conv2d(layer(31, 64), 1).block_channels, 64);
   EXPECT_EQ(kk::plan_conv2d(layer(32, 33), 1).block_reduction, 32);
 }
 
@@ -229,11 +229,14 @@ TEST(Conv2dSelect, GemmTakes128RowsAt8WarpsBeside64Channels) {
   EXPECT_NE(narrow.reason.find(", BLOCK_M=16 since 128 gives 8, 64 gives 16 programs < 17 compute units"),
             std::string::npos)
       << narrow.reason;
-  // Narrower channel tiles keep 64 rows at 4 warps: k = 63 (32 channels),
-  // and the flat order (c = 31) at k = 64.
+  // The terms in order (c = 31) take the same tiles; narrower channel
+  // tiles keep 64 rows at 4 warps (k = 63: 32 channels).
+  const auto in_order = kk::plan_conv2d(layer(31, 64, 1, 32, 3), 8);
+  EXPECT_FALSE(in_order.taps_outer);
+  EXPECT_EQ(in_order.block_positions, 128);
+  EXPECT_EQ(in_order.num_warps, 8);
   EXPECT_EQ(kk::plan_conv2d(layer(32, 63, 1, 32, 3), 1).block_positions, 64);
   EXPECT_EQ(kk::plan_conv2d(layer(32, 63, 1, 32, 3), 1).num_warps, 4);
-  EXPECT_EQ(kk::plan_conv2d(layer(31, 64, 1, 32, 3), 1).block_positions, 64);
   // The other variants run 4 warps.
   EXPECT_EQ(kk::plan_conv2d(s, 1, Conv2dVariant::tiled).num_warps, 4);
   EXPECT_EQ(kk::plan_conv2d(s, 1, Conv2dVariant::scalar).num_warps, 4);

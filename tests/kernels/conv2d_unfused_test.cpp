@@ -24,6 +24,7 @@ const std::vector<kk::Conv2dShape> layers = {
     {2, 3, 9, 7, 20, 3, 3, 1, 1, 1, 1},   // auto: gemm, terms in order (c = 3)
     {1, 34, 5, 6, 17, 3, 3, 1, 1, 1, 1},  // auto: gemm, taps outer (c = 34)
     {1, 33, 9, 9, 70, 3, 3, 1, 1, 1, 1},  // auto: gemm, taps outer, 64-channel tiles (k = 70)
+    {1, 5, 9, 9, 66, 3, 3, 1, 1, 1, 1},   // auto: gemm, terms in order, 64-channel tiles (k = 66)
     {2, 5, 7, 9, 6, 3, 3, 2, 1, 2, 1},    // auto: tiled (k = 6), stride 2, dilation 2
     {3, 4, 6, 5, 2, 1, 1, 1, 0, 1, 1},    // auto: scalar (k = 2), 1x1
     {2, 6, 8, 7, 12, 3, 3, 1, 1, 1, 3},   // auto: scalar (3 groups)
@@ -56,7 +57,8 @@ TYPED_TEST(Conv2dPlanned, FusedAndUnfusedMatchTheReferenceForEveryPlan) {
     auto scale = kl::Buffer<float>::from(problem.bn.scale), shift = kl::Buffer<float>::from(problem.bn.shift);
     const auto size = static_cast<std::size_t>(shape.output_size());
     // Several compute-unit counts, so that every tile size of each variant
-    // runs (the k = 70 layer: 128, 64 and 16 positions beside 64 channels).
+    // runs (the k = 66 and 70 layers: 128, 64 and 16 positions beside 64
+    // channels).
     for (int units : {1, 3, 64})
       for (const auto& request : requests_for(shape)) {
         const kk::Conv2dPlan plan = kk::plan_conv2d(shape, units, request);

@@ -45,15 +45,12 @@ decltype(auto) with_conv2d_kernel(const Conv2dPlan& plan, F&& fn) {
           return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, true>>(options));
         return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, false>>(options));
       };
-      auto taps_outer_gemm = [&]<int BLOCK_M, int BLOCK_N>() -> decltype(auto) {
-        return fn(kl::compile<conv2d_bn_silu_gemm<E, BLOCK_M, BLOCK_N, 32, FUSE_BN_SILU, true>>(options));
-      };
       if (plan.block_reduction != 32) break;
-      if (positions == 128 && channels == 64 && plan.taps_outer) return taps_outer_gemm.template operator()<128, 64>();
-      if (positions == 64 && channels == 64 && plan.taps_outer) return taps_outer_gemm.template operator()<64, 64>();
+      if (positions == 128 && channels == 64) return gemm.template operator()<128, 64>();
+      if (positions == 64 && channels == 64) return gemm.template operator()<64, 64>();
       if (positions == 64 && channels == 32) return gemm.template operator()<64, 32>();
       if (positions == 64 && channels == 16) return gemm.template operator()<64, 16>();
-      if (positions == 16 && channels == 64 && plan.taps_outer) return taps_outer_gemm.template operator()<16, 64>();
+      if (positions == 16 && channels == 64) return gemm.template operator()<16, 64>();
       if (positions == 16 && channels == 32) return gemm.template operator()<16, 32>();
       if (positions == 16 && channels == 16) return gemm.template operator()<16, 16>();
       break;

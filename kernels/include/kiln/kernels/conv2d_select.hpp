@@ -119,11 +119,10 @@ std::string shrink_to_fill(int& block, std::initializer_list<int> smaller, int u
 }
 /// Walks the taps outside the channels when there are at least BLOCK_R
 /// channels: each step then pads at most what one tap's channels leave of
-/// BLOCK_R (c = 33: 31 of 64), while the flat order finds every term's
-/// channel and tap by division and every element's window position and mask
-/// afresh: at c = 64, 3 x 3, f16 on sm_80 its loop runs 612 SASS
-/// instructions per 32 terms, the taps-outer loops 208, with coalesced
-/// reads of the input besides (conv2d_gemm.hpp).
+/// BLOCK_R (c = 33: 31 of 64), while the flat order computes every
+/// element's window position and padding mask afresh: at c = 64, 3 x 3, f16,
+/// 128 x 64 tiles, its loop runs 371 SASS instructions per 32 terms on sm_80
+/// (366 on sm_90a), the taps-outer one 184 (177) (conv2d_gemm.hpp).
 inline std::string gemm_reduction_order(const Conv2dShape& shape, Conv2dPlan& plan) {
   const std::string c = std::to_string(shape.c), block = std::to_string(plan.block_reduction);
   plan.taps_outer = shape.c >= plan.block_reduction;
@@ -174,18 +173,20 @@ inline Conv2dPlan plan_conv2d(const Conv2dShape& shape, int compute_units,
       plan.block_reduction = 32;
       const std::string order = detail::gemm_reduction_order(shape, plan);
       // N tile 16 below k = 32: two 16-wide tiles pad k = 17..31 exactly as
-      // one 32-wide tile would, with twice the programs. 64 from k = 64 with
-      // the taps outer: each gathered im2col element then serves twice the
-      // channels, which halves the gathers per MMA (f16, c = 64, 3 x 3,
-      // sm_80: 18 SASS instructions per mma.sync at 64 x 64, 26 at 64 x 32;
-      // 128 and 115 registers) and the reads of the input when k = 64. The
-      // flat order's 64 x 64 tile spills (484 bytes in f16 on sm_80).
-      plan.block_channels = k >= 64 && plan.taps_outer ? 64 : k >= 32 ? 32 : 16;
+      // one 32-wide tile would, with twice the programs. 64 from k = 64:
+      // each gathered im2col element then serves twice the channels, which
+      // halves the gathers per MMA (f16, c = 64, 3 x 3, sm_80: 18 SASS
+      // instructions per mma.sync at 64 x 64, 26 at 64 x 32; 128 and 115
+      // registers) and the reads of the input when k = 64.
+      plan.block_channels = k >= 64 ? 64 : k >= 32 ? 32 : 16;
       // 128 rows at 8 warps beside 64 channels: each weight element then
-      // serves twice the positions. Same layer, inner loop: sm_80 184 SASS
-      // instructions per 16 mma.sync against 258 at 64 x 64 (both 128
-      // registers, so both keep 16 warps on an SM); sm_90a 177 per two
-      // wgmma against 241 (128 registers against 156).
+      // serves twice the positions. Inner loop, f16, sm_80: c = 64, 3 x 3,
+      // taps outer 184 SASS instructions per 16 mma.sync against 258 at
+      // 64 x 64 (both 128 registers, so both keep 16 warps on an SM); an
+      // RGB stem (c = 3, 7 x 7, stride 2, terms in order) 403 per 16
+      // against 393 per 8 at 64 x 32 (128 and 111 registers). sm_90a: 177
+      // and 394 per two wgmma of 64 x 64 against 241 at 64 x 64 and 418
+      // for two of 64 x 32.
       const bool wide = plan.block_channels == 64;
       plan.block_positions = wide ? 128 : 64;
       plan.reason += detail::shrink_to_fill(
