@@ -49,14 +49,15 @@ void conv2d_bn_silu_gemm(kl::Ptr<T> x, kl::Ptr<T> w, kl::Ptr<kl::f32> scale, kl:
   auto reduction = channels * taps;
   auto w_columns = w + kl::expand_dims<0>(ks * reduction);
   kl::Var acc = kl::zeros<kl::f32, BLOCK_M, BLOCK_N>();
+  // Both orders gather the im2col tile transposed, [BLOCK_R, BLOCK_M]: its
+  // rows, the output positions, then run along the lanes of a warp, so that
+  // neighbouring lanes read neighbouring input pixels of one channel. Per
+  // output position, a column of that tile:
+  auto columns_valid = kl::expand_dims<0>(position_valid);
+  auto columns_top = kl::expand_dims<0>(window_top);
+  auto columns_left = kl::expand_dims<0>(window_left);
   if constexpr (TAPS_OUTER) {
-    // The im2col tile is gathered transposed, [BLOCK_R, BLOCK_M]: its rows,
-    // the output positions, then run along the lanes of a warp, so that
-    // neighbouring lanes read neighbouring input pixels of one channel.
-    auto columns_valid = kl::expand_dims<0>(position_valid);
     auto columns_base = kl::expand_dims<0>(image_base);
-    auto columns_top = kl::expand_dims<0>(window_top);
-    auto columns_left = kl::expand_dims<0>(window_left);
     for (auto tap : kl::range(0, taps)) {
       // This tap's input pixel for every output position, and whether it
       // lies inside the image: [1, BLOCK_M], for all of the tap's channels.
@@ -82,13 +83,8 @@ void conv2d_bn_silu_gemm(kl::Ptr<T> x, kl::Ptr<T> w, kl::Ptr<kl::f32> scale, kl:
       }
     }
   } else {
-    // The tile is gathered transposed as in the taps-outer order. Per GEMM
-    // row (output position, here a column of the tile): its window's
-    // top-left corner and that corner's offset in the input (negative in
-    // the padding).
-    auto columns_valid = kl::expand_dims<0>(position_valid);
-    auto columns_top = kl::expand_dims<0>(window_top);
-    auto columns_left = kl::expand_dims<0>(window_left);
+    // The offset of each output position's window corner in the input
+    // (negative in the padding).
     auto columns_corner = kl::expand_dims<0>(image_base + window_top * width + window_left);
     // Per reduction term c r s: its channel, kernel row and kernel column,
     // found by division for the first step only; each step then adds
