@@ -62,6 +62,9 @@ struct KernelCodegen {
   /// This thread's lane in its warp and warp in its program (i32).
   llvm::Value* lane = nullptr;
   llvm::Value* warp = nullptr;
+  /// This thread's warpgroup (warp / 4) as the kernel's entry reads it from
+  /// lane 0 (uniform_warpgroup), made by the first wgmma dot that needs it.
+  llvm::Value* uniform_warpgroup = nullptr;
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> registers;
   /// Uniform tiles read in another register count: (value, count) → copies.
   mutable std::map<std::pair<const ir::Value*, std::size_t>, std::vector<llvm::Value*>> uniform_reads;

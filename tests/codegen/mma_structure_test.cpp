@@ -172,6 +172,15 @@ void expect_matmul_loop(const std::string& stem) {
                     stem + "_sm90a");
   const lowering::GpuKernel kernel = lowering::compile_for_gpu(*fn90, {.arch = "sm_90a", .num_warps = sm90a.num_warps});
   EXPECT_GE(kernel.shared_bytes, sm90a.num_stages * (sm90a.block_m + sm90a.block_n) * sm90a.block_k * 2) << stem;
+  // Each warpgroup's a descriptor starts from its index as lane 0 gives it,
+  // once before the loop, so that ptxas keeps the descriptors in uniform
+  // registers (uniform_warpgroup in codegen_wgmma.cpp).
+  const std::string_view loop = innermost_loop_holding(kernel.ptx, "wgmma.mma_async");
+  ASSERT_FALSE(loop.empty()) << stem;
+  const std::size_t loop_start = static_cast<std::size_t>(loop.data() - kernel.ptx.data());
+  EXPECT_NE(kernel.ptx.substr(0, loop_start).find("shfl.sync.idx.b32"), std::string::npos)
+      << stem << ": no warpgroup index read from lane 0 before the loop";
+  EXPECT_EQ(count(loop, "shfl.sync"), 0) << stem << ":\n" << loop;
 }
 
 TEST(MmaStructure, MatmulF16KeepsTheAccumulatorInRegisters) {
