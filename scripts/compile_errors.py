@@ -15,7 +15,11 @@ and tested with.
 
 Usage: compile_errors.py   builds in $KILN_BUILD_DIR, else build/, with
                            $KILN_CMAKE, else cmake; exit 1 if a case compiles
-                           or its error cannot be read
+                           or its error cannot be read. With
+                           $KILN_COMPILE_FAIL_LOGS it reads each case's build
+                           output from that folder instead, where the
+                           compile_fail tests leave it (the book test runs
+                           after them).
 """
 import os
 import pathlib
@@ -49,6 +53,11 @@ FUNCTION = re.compile(r"(kiln::[\w:]+)\(.*(\[with .*\])$")
 
 def build(folder, name):
     """The build's output for the case, or an exception when the case compiled."""
+    if logs := os.environ.get("KILN_COMPILE_FAIL_LOGS"):
+        log = pathlib.Path(logs) / f"kiln_compile_fail_{name}.log"
+        if not log.is_file():
+            raise RuntimeError(f"{log} does not exist: run the test compile_fail.{name} first")
+        return log.read_text().split("\n")
     result = subprocess.run([os.environ.get("KILN_CMAKE", "cmake"), "--build", str(folder), "--target", f"kiln_compile_fail_{name}"],
                             capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"}, timeout=600)
     output = re.sub(r"\x1b\[[0-9;]*[mK]", "", result.stdout + result.stderr)

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kiln/ir/verifier.hpp"
+#include "ptx_check.hpp"
 
 namespace kiln::runtime {
 
@@ -24,7 +25,10 @@ const ir::Function& Program::optimized() const {
 }
 
 const InterpretedKernel& Program::interpreter() const {
-  std::call_once(interpreter_once_, [&] { interpreter_ = std::make_unique<InterpretedKernel>(optimized()); });
+  std::call_once(interpreter_once_, [&] {
+    if (ptx_check_requested()) check_ptx_for_gpu_targets(*this);
+    interpreter_ = std::make_unique<InterpretedKernel>(optimized());
+  });
   return *interpreter_;
 }
 

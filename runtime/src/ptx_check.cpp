@@ -1,4 +1,4 @@
-// KILN_CHECK_PTX: the emu device's programs also go through PTX and ptxas;
+// KILN_CHECK_PTX: the cpu and emu devices' programs also go through PTX and ptxas;
 // a rejection names the kernel's dynamic shared memory, which ptxas does not
 // see (the PTX declares the array without a size).
 #include "ptx_check.hpp"

@@ -1,7 +1,7 @@
-// A test mode of the emu device: every program it compiles is also compiled
-// to PTX for each GPU architecture kiln targets and assembled by ptxas, so
-// that a test suite run on emu also proves each of its kernels reaches a
-// cubin (internal to the runtime).
+// A test mode of the cpu and emu devices: every program they run is also
+// compiled to PTX for each GPU architecture kiln targets and assembled by
+// ptxas, so that a test suite run on either also proves each of its kernels
+// reaches a cubin (internal to the runtime).
 #pragma once
 
 #include "kiln/runtime/program.hpp"

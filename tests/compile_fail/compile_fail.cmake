@@ -8,6 +8,9 @@
 # with `// expect-compile` is a positive control: its test passes only if the
 # build succeeds, proving the harness can tell the two apart.
 #
+# The build's output (LC_ALL=C: GCC's plain quotes) is kept in
+# <build>/compile_fail/<target>.log, where book.compile_errors reads it.
+#
 # Included from tests/CMakeLists.txt it registers the tests; run with
 # `cmake -P` it is the driver of one test.
 
@@ -22,7 +25,8 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
              COMMAND ${CMAKE_COMMAND} -DKILN_BUILD_DIR=${CMAKE_BINARY_DIR} -DKILN_TARGET=${target}
                      -DKILN_SOURCE=${source} -DKILN_CONFIG=$<CONFIG> -P ${CMAKE_CURRENT_LIST_FILE})
     # The tests build in the shared build tree: one at a time.
-    set_tests_properties(compile_fail.${name} PROPERTIES LABELS compile-fail RESOURCE_LOCK kiln_build_tree TIMEOUT 600)
+    set_tests_properties(compile_fail.${name} PROPERTIES LABELS compile-fail RESOURCE_LOCK kiln_build_tree TIMEOUT 600
+                                                         FIXTURES_SETUP kiln_compile_fail_logs)
   endforeach()
   return()
 endif()
@@ -53,12 +57,14 @@ set(config_args "")
 if(KILN_CONFIG)
   set(config_args --config ${KILN_CONFIG})
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${KILN_BUILD_DIR} --target ${KILN_TARGET} ${config_args}
+execute_process(COMMAND ${CMAKE_COMMAND} -E env LC_ALL=C ${CMAKE_COMMAND} --build ${KILN_BUILD_DIR} --target ${KILN_TARGET}
+                        ${config_args}
                 RESULT_VARIABLE build_result
                 OUTPUT_VARIABLE output
                 ERROR_VARIABLE output)
 string(ASCII 27 escape)
 string(REGEX REPLACE "${escape}\\[[0-9;]*[mK]" "" output "${output}")
+file(WRITE ${KILN_BUILD_DIR}/compile_fail/${KILN_TARGET}.log "${output}")
 
 if(expect_compile)
   if(NOT build_result EQUAL 0)
